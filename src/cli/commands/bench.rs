@@ -1,0 +1,104 @@
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use color_eyre::eyre::Result;
+use serde::Serialize;
+
+use crate::cli::args::BenchCommand;
+use crate::cli::context::Context;
+use crate::cli::output::print_json;
+use strata::ingest;
+use strata::store::embedded::{DB_FILE, EmbeddedStore};
+use strata::store::{MemoryStore, TimelineQuery};
+
+#[derive(Serialize)]
+struct StoreBench {
+    episodes: usize,
+    batch_size: usize,
+    ingest_seconds: f64,
+    ingest_episodes_per_s: f64,
+    validate_seconds: f64,
+    write_seconds: f64,
+    open_ms_median: f64,
+    open_ms_max: f64,
+    timeline_first_page_ms: f64,
+    db_bytes: u64,
+    target_ingest_episodes_per_s: f64,
+    target_open_ms: f64,
+    meets_targets: bool,
+}
+
+pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
+    let BenchCommand::Store {
+        episodes,
+        batch,
+        dir,
+    } = command;
+    let mut results = Vec::new();
+    for &n in episodes {
+        let tmp = tempfile::Builder::new()
+            .prefix("strata-bench")
+            .tempdir_in(dir.clone().unwrap_or_else(std::env::temp_dir))?;
+        eprintln!("bench store: {n} episodes in batches of {batch}");
+        results.push(bench_store(ctx, tmp.path(), n, (*batch).max(1))?);
+    }
+    print_json(&serde_json::json!({ "bench": "store", "results": results }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_store(ctx: &Context, dir: &Path, n: usize, batch: usize) -> Result<StoreBench> {
+    let (mut validate, mut write) = (0.0f64, 0.0f64);
+    {
+        let store = EmbeddedStore::open(dir)?;
+        let mut start = 0;
+        while start < n {
+            let end = (start + batch).min(n);
+            let mut text = String::new();
+            for i in start..end {
+                text.push_str(&serde_json::to_string(&strata::synthetic::record(i))?);
+                text.push('\n');
+            }
+            let t0 = Instant::now();
+            let prepared = ingest::prepare_text("bench", &text, ctx.now)?;
+            let t1 = Instant::now();
+            ingest::write(&store, &prepared.batch)?;
+            validate += (t1 - t0).as_secs_f64();
+            write += t1.elapsed().as_secs_f64();
+            start = end;
+            eprintln!("  {end}/{n} written");
+        }
+    }
+    let mut opens = Vec::new();
+    let mut first_page = 0.0;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let store = EmbeddedStore::open(dir)?;
+        opens.push(t0.elapsed().as_secs_f64() * 1e3);
+        let t1 = Instant::now();
+        store.timeline(&TimelineQuery {
+            limit: 50,
+            ..TimelineQuery::default()
+        })?;
+        first_page = t1.elapsed().as_secs_f64() * 1e3;
+    }
+    opens.sort_by(f64::total_cmp);
+    let ingest_seconds = validate + write;
+    let rate = n as f64 / ingest_seconds.max(f64::EPSILON);
+    let open_max = opens.last().copied().unwrap_or(0.0);
+    Ok(StoreBench {
+        episodes: n,
+        batch_size: batch,
+        ingest_seconds,
+        ingest_episodes_per_s: rate,
+        validate_seconds: validate,
+        write_seconds: write,
+        open_ms_median: opens[opens.len() / 2],
+        open_ms_max: open_max,
+        timeline_first_page_ms: first_page,
+        db_bytes: std::fs::metadata(dir.join(DB_FILE))?.len(),
+        target_ingest_episodes_per_s: 5000.0,
+        target_open_ms: 1000.0,
+        meets_targets: rate >= 5000.0 && open_max <= 1000.0,
+    })
+}

@@ -1,0 +1,11 @@
+pub mod bench;
+pub mod check;
+pub mod demo;
+pub mod facts;
+pub mod import;
+pub mod ingest;
+pub mod launch;
+pub mod lineage;
+pub mod stats;
+pub mod synthesize;
+pub mod timeline;

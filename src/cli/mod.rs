@@ -1,0 +1,32 @@
+//! The command line: argument parsing, one file per command, text and JSON output.
+
+mod args;
+mod commands;
+mod context;
+mod output;
+
+use std::process::ExitCode;
+
+use color_eyre::eyre::Result;
+
+pub use args::Cli;
+use args::Command;
+use context::Context;
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let ctx = Context::new(cli.data, cli.now)?;
+    let _log_guard = ctx.init_logging();
+    match cli.command {
+        None => commands::launch::run(&ctx),
+        Some(Command::Ingest(a)) => commands::ingest::run(&ctx, &a),
+        Some(Command::Import(c)) => commands::import::run(&ctx, &c),
+        Some(Command::Demo(a)) => commands::demo::run(&ctx, a.json),
+        Some(Command::Timeline(a)) => commands::timeline::run(&ctx, &a),
+        Some(Command::Facts(a)) => commands::facts::run(&ctx, &a),
+        Some(Command::Lineage(a)) => commands::lineage::run(&ctx, &a),
+        Some(Command::Stats(a)) => commands::stats::run(&ctx, a.json),
+        Some(Command::Check(a)) => commands::check::run(&ctx, a.json),
+        Some(Command::Bench(b)) => commands::bench::run(&ctx, &b),
+        Some(Command::Synthesize { episodes, start }) => commands::synthesize::run(start, episodes),
+    }
+}

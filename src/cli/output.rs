@@ -1,0 +1,36 @@
+use serde::Serialize;
+
+/// Terminal-safe text: control characters are shown escaped, never interpreted.
+pub fn safe(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// At most `width` characters of terminal-safe text, with an ellipsis when cut.
+pub fn excerpt(s: &str, width: usize) -> String {
+    let s = safe(s);
+    if s.chars().count() <= width {
+        return s;
+    }
+    let mut cut: String = s.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+pub fn print_json<T: Serialize>(value: &T) -> color_eyre::eyre::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+pub fn opt_time(t: Option<strata::model::Timestamp>) -> String {
+    t.map_or_else(|| "-".to_string(), |t| t.short())
+}

@@ -1,0 +1,3 @@
+//! Importers from other formats into the memory model.
+
+pub mod postmortems;

@@ -1,0 +1,398 @@
+//! One JSON record to one [`EpisodeDraft`], collecting every field error on the way.
+
+use serde_json::{Map, Value};
+
+use crate::model::{EntityKey, EntityKeyError, Provenance, Relation, Timestamp};
+use crate::store::{EpisodeDraft, FactDraft, SupersedeDraft};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+const RECORD_FIELDS: &[&str] = &[
+    "incident_fingerprint",
+    "summary_nl",
+    "resolution_nl",
+    "concluded_at",
+    "t_valid",
+    "mentions",
+    "resolved_by",
+    "supersedes",
+    "provenance",
+];
+const EDGE_FIELDS: &[&str] = &["entity_type", "entity_ref", "t_valid", "t_invalid"];
+const SUPERSEDES_FIELDS: &[&str] = &[
+    "incident_fingerprint",
+    "entity_type",
+    "entity_ref",
+    "t_invalid",
+];
+const PROVENANCE_FIELDS: &[&str] = &["source", "status", "confidence_score"];
+
+pub const DEFAULT_SOURCE: &str = "ingest";
+pub const DEFAULT_STATUS: &str = "concluded";
+pub const DEFAULT_CONFIDENCE: f64 = 1.0;
+
+struct Fields<'v, 'e> {
+    prefix: String,
+    map: &'v Map<String, Value>,
+    errors: &'e mut Vec<FieldError>,
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl<'v, 'e> Fields<'v, 'e> {
+    fn new(
+        prefix: String,
+        value: &'v Value,
+        allowed: &[&str],
+        errors: &'e mut Vec<FieldError>,
+    ) -> Option<Self> {
+        let Value::Object(map) = value else {
+            let field = if prefix.is_empty() {
+                "-".to_string()
+            } else {
+                prefix.clone()
+            };
+            errors.push(FieldError {
+                field,
+                message: format!("expected an object, got {}", kind(value)),
+            });
+            return None;
+        };
+        let mut fields = Fields {
+            prefix,
+            map,
+            errors,
+        };
+        for key in map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                fields.fail(
+                    key,
+                    format!("unknown field; expected one of {}", allowed.join(", ")),
+                );
+            }
+        }
+        Some(fields)
+    }
+
+    fn path(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.prefix)
+        }
+    }
+
+    fn fail(&mut self, name: &str, message: impl Into<String>) {
+        let field = self.path(name);
+        self.errors.push(FieldError {
+            field,
+            message: message.into(),
+        });
+    }
+
+    fn present(&self, name: &str) -> Option<&'v Value> {
+        self.map.get(name).filter(|v| !v.is_null())
+    }
+
+    fn string(&mut self, name: &str, required: bool, non_empty: bool) -> Option<String> {
+        match self.present(name) {
+            None => {
+                if required {
+                    self.fail(name, "missing; expected a string");
+                }
+                None
+            }
+            Some(Value::String(s)) => {
+                if s.contains('\0') {
+                    self.fail(name, "contains a NUL character; expected text without NUL");
+                    None
+                } else if non_empty && s.trim().is_empty() {
+                    self.fail(name, "must not be empty; expected a non-empty string");
+                    None
+                } else {
+                    Some(s.clone())
+                }
+            }
+            Some(other) => {
+                self.fail(name, format!("expected a string, got {}", kind(other)));
+                None
+            }
+        }
+    }
+
+    fn time(&mut self, name: &str, required: bool) -> Option<Timestamp> {
+        match self.present(name) {
+            None => {
+                if required {
+                    self.fail(name, "missing; expected an RFC 3339 timestamp with a zone");
+                }
+                None
+            }
+            Some(Value::String(s)) => match Timestamp::parse(s) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    self.fail(name, e.to_string());
+                    None
+                }
+            },
+            Some(other) => {
+                self.fail(
+                    name,
+                    format!("expected an RFC 3339 timestamp string, got {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn array(&mut self, name: &str) -> &'v [Value] {
+        match self.present(name) {
+            None => &[],
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                self.fail(name, format!("expected an array, got {}", kind(other)));
+                &[]
+            }
+        }
+    }
+
+    fn entity(&mut self) -> Option<EntityKey> {
+        let t = self.string("entity_type", true, false);
+        let r = self.string("entity_ref", true, false);
+        let (t, r) = (t?, r?);
+        match EntityKey::new(t, r) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                let field = match e {
+                    EntityKeyError::EmptyRef | EntityKeyError::NulInRef => "entity_ref",
+                    _ => "entity_type",
+                };
+                let message = match e {
+                    EntityKeyError::EmptyType | EntityKeyError::EmptyRef => {
+                        "must not be empty; expected a non-empty string".to_string()
+                    }
+                    other => other.to_string(),
+                };
+                self.fail(field, message);
+                None
+            }
+        }
+    }
+}
+
+/// Validates one record. Edge `t_valid` defaults to the episode's; a supersedes entry's
+/// `t_invalid` defaults to the new episode's `t_valid`.
+pub fn parse_record(value: &Value) -> Result<EpisodeDraft, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let draft = parse_into(value, &mut errors);
+    match draft {
+        Some(d) if errors.is_empty() => Ok(d),
+        _ => Err(errors),
+    }
+}
+
+fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraft> {
+    let mut f = Fields::new(String::new(), value, RECORD_FIELDS, errors)?;
+    let fingerprint = f.string("incident_fingerprint", true, true);
+    let summary = f.string("summary_nl", true, true);
+    let resolution = f.string("resolution_nl", true, false);
+    let concluded_at = f.time("concluded_at", true);
+    let t_valid = f.time("t_valid", false).or(concluded_at);
+    if let (Some(start), Some(end)) = (t_valid, concluded_at)
+        && start > end
+    {
+        f.fail(
+            "t_valid",
+            format!("{start} is after concluded_at {end}; expected the incident to start before it concluded"),
+        );
+    }
+    let mentions = f.array("mentions");
+    let resolved_by = f.array("resolved_by");
+    let supersedes = f.array("supersedes");
+    let provenance = f.present("provenance");
+    drop(f);
+
+    let mut facts = Vec::new();
+    for (relation, name, items) in [
+        (Relation::Mentions, "mentions", mentions),
+        (Relation::ResolvedBy, "resolved_by", resolved_by),
+    ] {
+        for (i, item) in items.iter().enumerate() {
+            if let Some(fact) = parse_edge(relation, format!("{name}[{i}]"), item, t_valid, errors)
+            {
+                merge_fact(&mut facts, fact, format!("{name}[{i}]"), errors);
+            }
+        }
+    }
+    let mut supers: Vec<SupersedeDraft> = Vec::new();
+    for (i, item) in supersedes.iter().enumerate() {
+        let prefix = format!("supersedes[{i}]");
+        if let Some(s) = parse_supersedes(
+            prefix.clone(),
+            item,
+            t_valid,
+            fingerprint.as_deref(),
+            errors,
+        ) && !supers.contains(&s)
+        {
+            if supers
+                .iter()
+                .any(|o| o.prior == s.prior && o.entity == s.entity)
+            {
+                errors.push(FieldError {
+                    field: prefix,
+                    message: format!(
+                        "closes {:?}'s fact about {} twice with different times; expected it once",
+                        s.prior, s.entity
+                    ),
+                });
+            } else {
+                supers.push(s);
+            }
+        }
+    }
+    let provenance = parse_provenance(provenance, errors);
+
+    Some(EpisodeDraft {
+        incident_fingerprint: fingerprint?,
+        summary_nl: summary?,
+        resolution_nl: resolution.unwrap_or_default(),
+        concluded_at: concluded_at?,
+        t_valid: t_valid?,
+        provenance: provenance?,
+        facts,
+        supersedes: supers,
+    })
+}
+
+fn parse_edge(
+    relation: Relation,
+    prefix: String,
+    value: &Value,
+    episode_valid: Option<Timestamp>,
+    errors: &mut Vec<FieldError>,
+) -> Option<FactDraft> {
+    let mut f = Fields::new(prefix, value, EDGE_FIELDS, errors)?;
+    let entity = f.entity();
+    let t_valid = f.time("t_valid", false).or(episode_valid);
+    let t_invalid = f.time("t_invalid", false);
+    if let (Some(start), Some(end)) = (t_valid, t_invalid)
+        && end <= start
+    {
+        f.fail(
+            "t_invalid",
+            format!("{end} is not after t_valid {start}; expected t_invalid > t_valid"),
+        );
+        return None;
+    }
+    Some(FactDraft {
+        relation,
+        entity: entity?,
+        t_valid: t_valid?,
+        t_invalid,
+    })
+}
+
+fn merge_fact(
+    facts: &mut Vec<FactDraft>,
+    fact: FactDraft,
+    field: String,
+    errors: &mut Vec<FieldError>,
+) {
+    match facts
+        .iter()
+        .find(|o| o.relation == fact.relation && o.entity == fact.entity)
+    {
+        None => facts.push(fact),
+        Some(o) if *o == fact => {}
+        Some(_) => errors.push(FieldError {
+            field,
+            message: format!(
+                "{} is listed twice with different times; expected one {} edge per entity",
+                fact.entity, fact.relation
+            ),
+        }),
+    }
+}
+
+fn parse_supersedes(
+    prefix: String,
+    value: &Value,
+    episode_valid: Option<Timestamp>,
+    own: Option<&str>,
+    errors: &mut Vec<FieldError>,
+) -> Option<SupersedeDraft> {
+    let mut f = Fields::new(prefix, value, SUPERSEDES_FIELDS, errors)?;
+    let prior = f.string("incident_fingerprint", true, true);
+    if let (Some(p), Some(o)) = (&prior, own)
+        && p == o
+    {
+        f.fail(
+            "incident_fingerprint",
+            "an episode cannot supersede itself; expected a prior episode",
+        );
+        return None;
+    }
+    let entity = f.entity();
+    let t_invalid = f.time("t_invalid", false).or(episode_valid);
+    Some(SupersedeDraft {
+        prior: prior?,
+        entity: entity?,
+        t_invalid: t_invalid?,
+    })
+}
+
+fn parse_provenance(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Option<Provenance> {
+    let Some(value) = value else {
+        return Some(Provenance {
+            source: DEFAULT_SOURCE.into(),
+            status: DEFAULT_STATUS.into(),
+            confidence_score: DEFAULT_CONFIDENCE,
+        });
+    };
+    let mut f = Fields::new("provenance".into(), value, PROVENANCE_FIELDS, errors)?;
+    let source = f
+        .string("source", false, true)
+        .unwrap_or_else(|| DEFAULT_SOURCE.into());
+    let status = f
+        .string("status", false, true)
+        .unwrap_or_else(|| DEFAULT_STATUS.into());
+    let confidence = match f.present("confidence_score") {
+        None => Some(DEFAULT_CONFIDENCE),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(c) if (0.0..=1.0).contains(&c) => Some(c),
+            _ => {
+                f.fail(
+                    "confidence_score",
+                    format!("expected a number in [0, 1], got {n}"),
+                );
+                None
+            }
+        },
+        Some(other) => {
+            f.fail(
+                "confidence_score",
+                format!("expected a number in [0, 1], got {}", kind(other)),
+            );
+            None
+        }
+    };
+    Some(Provenance {
+        source,
+        status,
+        confidence_score: confidence?,
+    })
+}

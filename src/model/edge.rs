@@ -1,0 +1,68 @@
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::{EntityKey, Timestamp};
+
+/// The fact relations from an episode to an entity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Relation {
+    #[serde(rename = "MENTIONS")]
+    Mentions,
+    #[serde(rename = "RESOLVED_BY")]
+    ResolvedBy,
+}
+
+impl Relation {
+    pub const ALL: [Relation; 2] = [Relation::Mentions, Relation::ResolvedBy];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Mentions => "MENTIONS",
+            Relation::ResolvedBy => "RESOLVED_BY",
+        }
+    }
+}
+
+impl fmt::Display for Relation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub source: String,
+    pub status: String,
+    pub confidence_score: f64,
+}
+
+/// A `MENTIONS` or `RESOLVED_BY` edge with both time axes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactEdge {
+    pub episode: String,
+    pub relation: Relation,
+    pub entity: EntityKey,
+    pub t_valid: Timestamp,
+    pub t_invalid: Option<Timestamp>,
+    pub ingested_at: Timestamp,
+    /// Knowledge time at which the invalidation was recorded.
+    pub expired_at: Option<Timestamp>,
+    /// The episode whose supersession closed this fact, if one did.
+    pub superseded_by: Option<String>,
+    pub provenance: Provenance,
+}
+
+/// A `SUPERSEDES` lineage edge: `episode` replaced `prior`'s fact about `entity`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Supersession {
+    pub episode: String,
+    pub prior: String,
+    pub entity: EntityKey,
+    /// Valid time at which the prior's fact was closed.
+    pub t_valid: Timestamp,
+    pub t_invalid: Option<Timestamp>,
+    pub ingested_at: Timestamp,
+    pub expired_at: Option<Timestamp>,
+    pub provenance: Provenance,
+}

@@ -1,0 +1,13 @@
+//! The memory model: episodes, entities, fact edges and supersession, on two time axes.
+
+mod asof;
+mod edge;
+mod entity;
+mod episode;
+mod time;
+
+pub use asof::{AsOf, FactState};
+pub use edge::{FactEdge, Provenance, Relation, Supersession};
+pub use entity::{EntityKey, EntityKeyError, MemoryEntity};
+pub use episode::MemoryEpisode;
+pub use time::{TimeError, Timestamp};

@@ -1,0 +1,99 @@
+use std::collections::{BTreeSet, VecDeque};
+
+use serde::Serialize;
+
+use super::QueryError;
+use crate::model::{Supersession, Timestamp};
+use crate::store::MemoryStore;
+
+/// One SUPERSEDES edge: `episode` closed `prior`'s fact about the entity.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LineageLink {
+    pub episode: String,
+    pub prior: String,
+    pub entity_type: String,
+    pub entity_ref: String,
+    /// Valid time at which the prior's fact stopped being true.
+    pub closed_at: Timestamp,
+    /// Knowledge time at which the closing was recorded.
+    pub recorded_at: Timestamp,
+    /// Hops from the episode the lineage was asked for.
+    pub depth: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Lineage {
+    pub episode: String,
+    /// What this episode superseded, and what those superseded, oldest last.
+    pub backwards: Vec<LineageLink>,
+    /// What superseded this episode, and what superseded those.
+    pub forwards: Vec<LineageLink>,
+}
+
+impl LineageLink {
+    fn of(s: &Supersession, depth: usize) -> Self {
+        LineageLink {
+            episode: s.episode.clone(),
+            prior: s.prior.clone(),
+            entity_type: s.entity.entity_type.clone(),
+            entity_ref: s.entity.entity_ref.clone(),
+            closed_at: s.t_valid,
+            recorded_at: s.ingested_at,
+            depth,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Backwards,
+    Forwards,
+}
+
+/// The SUPERSEDES chain in both directions, as known at `known_at`.
+pub fn lineage(
+    store: &dyn MemoryStore,
+    fingerprint: &str,
+    known_at: Timestamp,
+) -> Result<Lineage, QueryError> {
+    if store.episode(fingerprint)?.is_none() {
+        return Err(QueryError::UnknownEpisode(fingerprint.to_string()));
+    }
+    Ok(Lineage {
+        episode: fingerprint.to_string(),
+        backwards: walk(store, fingerprint, known_at, Direction::Backwards)?,
+        forwards: walk(store, fingerprint, known_at, Direction::Forwards)?,
+    })
+}
+
+fn walk(
+    store: &dyn MemoryStore,
+    start: &str,
+    known_at: Timestamp,
+    direction: Direction,
+) -> Result<Vec<LineageLink>, QueryError> {
+    let mut seen = BTreeSet::from([start.to_string()]);
+    let mut queue = VecDeque::from([(start.to_string(), 1usize)]);
+    let mut links = Vec::new();
+    while let Some((fp, depth)) = queue.pop_front() {
+        let mut edges = match direction {
+            Direction::Backwards => store.supersedes(&fp)?,
+            Direction::Forwards => store.superseded_by(&fp)?,
+        };
+        edges.retain(|s| s.ingested_at <= known_at);
+        edges.sort_by(|a, b| {
+            (a.t_valid, &a.episode, &a.prior).cmp(&(b.t_valid, &b.episode, &b.prior))
+        });
+        for s in &edges {
+            links.push(LineageLink::of(s, depth));
+            let next = match direction {
+                Direction::Backwards => &s.prior,
+                Direction::Forwards => &s.episode,
+            };
+            if seen.insert(next.clone()) {
+                queue.push_back((next.clone(), depth + 1));
+            }
+        }
+    }
+    Ok(links)
+}

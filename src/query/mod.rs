@@ -1,0 +1,17 @@
+//! Read models built from the store: facts as of a point, lineage chains.
+
+mod facts;
+mod lineage;
+
+pub use facts::{FactView, FactsReport, facts_as_of};
+pub use lineage::{Lineage, LineageLink, lineage};
+
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error("no episode with fingerprint {0:?}")]
+    UnknownEpisode(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}

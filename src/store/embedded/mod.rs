@@ -1,0 +1,77 @@
+//! The default backend: one redb file in the data directory. redb gives ACID transactions
+//! with copy-on-write commits, so an acknowledged batch survives `kill -9` and an
+//! interrupted one leaves no trace.
+
+mod check;
+mod keys;
+mod read;
+mod tables;
+mod write;
+
+use std::path::{Path, PathBuf};
+
+use redb::{Database, DatabaseError, ReadableDatabase, TableError};
+
+use super::StoreError;
+use tables::SCHEMA_VERSION;
+
+pub const DB_FILE: &str = "strata.redb";
+
+pub struct EmbeddedStore {
+    db: Database,
+    path: PathBuf,
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let path = dir.join(DB_FILE);
+        let db = Database::builder().create(&path).map_err(|e| match e {
+            DatabaseError::DatabaseAlreadyOpen => StoreError::Locked { path: path.clone() },
+            other => StoreError::Open {
+                path: path.clone(),
+                message: other.to_string(),
+            },
+        })?;
+        let store = EmbeddedStore { db, path };
+        store.ensure_schema()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn ensure_schema(&self) -> Result<(), StoreError> {
+        let read = self.db.begin_read().map_err(backend)?;
+        match read.open_table(tables::META) {
+            Ok(meta) => {
+                let version = redb::ReadableTable::get(&meta, "schema_version")
+                    .map_err(backend)?
+                    .map(|v| v.value().to_string());
+                match version.as_deref() {
+                    Some(SCHEMA_VERSION) => Ok(()),
+                    other => Err(StoreError::Open {
+                        path: self.path.clone(),
+                        message: format!(
+                            "schema version {other:?} is not the supported {SCHEMA_VERSION:?}"
+                        ),
+                    }),
+                }
+            }
+            Err(TableError::TableDoesNotExist(_)) => {
+                drop(read);
+                tables::create_all(&self.db)
+            }
+            Err(e) => Err(backend(e)),
+        }
+    }
+}
+
+pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}

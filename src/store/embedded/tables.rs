@@ -1,0 +1,53 @@
+//! Table layout. Composite keys join their parts with NUL, which no stored string may contain,
+//! so a prefix scan over `fp\0` finds exactly one episode's rows.
+
+use redb::{Database, MultimapTableDefinition, TableDefinition};
+
+use super::backend;
+use crate::store::StoreError;
+
+pub const SCHEMA_VERSION: &str = "1";
+
+/// fingerprint -> JSON `MemoryEpisode`
+pub const EPISODES: TableDefinition<&str, &[u8]> = TableDefinition::new("episodes");
+/// fingerprint -> JSON `EpisodeDraft`: the canonical content, for idempotent re-ingest.
+pub const DRAFTS: TableDefinition<&str, &[u8]> = TableDefinition::new("drafts");
+/// type\0ref -> JSON `MemoryEntity`
+pub const ENTITIES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("entities");
+/// fp\0RELATION\0type\0ref -> JSON `FactEdge`
+pub const FACTS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("facts");
+/// type\0ref -> fact keys
+pub const ENTITY_FACTS: MultimapTableDefinition<&[u8], &[u8]> =
+    MultimapTableDefinition::new("entity_facts");
+/// new\0prior\0type\0ref -> JSON `Supersession`
+pub const SUPERSEDES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("supersedes");
+/// prior -> supersession keys
+pub const SUPERSEDED_BY: MultimapTableDefinition<&str, &[u8]> =
+    MultimapTableDefinition::new("superseded_by");
+/// (concluded_at ms, fingerprint)
+pub const TIMELINE: TableDefinition<(i64, &str), ()> = TableDefinition::new("timeline");
+pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
+pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+
+pub const COUNT_MENTIONS: &str = "mentions";
+pub const COUNT_RESOLVED_BY: &str = "resolved_by";
+pub const COUNT_INVALIDATED: &str = "invalidated";
+
+pub fn create_all(db: &Database) -> Result<(), StoreError> {
+    let txn = db.begin_write().map_err(backend)?;
+    {
+        txn.open_table(EPISODES).map_err(backend)?;
+        txn.open_table(DRAFTS).map_err(backend)?;
+        txn.open_table(ENTITIES).map_err(backend)?;
+        txn.open_table(FACTS).map_err(backend)?;
+        txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
+        txn.open_table(SUPERSEDES).map_err(backend)?;
+        txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
+        txn.open_table(TIMELINE).map_err(backend)?;
+        txn.open_table(COUNTERS).map_err(backend)?;
+        let mut meta = txn.open_table(META).map_err(backend)?;
+        meta.insert("schema_version", SCHEMA_VERSION)
+            .map_err(backend)?;
+    }
+    txn.commit().map_err(backend)
+}

@@ -1,0 +1,316 @@
+use redb::{ReadableTable, Table, WriteTransaction};
+use serde::Serialize;
+
+use super::read::decode;
+use super::tables::*;
+use super::{EmbeddedStore, backend, keys};
+use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession};
+use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch};
+
+impl EmbeddedStore {
+    pub(crate) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+        let mut txn = self.db.begin_write().map_err(backend)?;
+        txn.set_quick_repair(true);
+        let report = apply_in(&txn, batch)?;
+        txn.commit().map_err(backend)?;
+        Ok(report)
+    }
+}
+
+fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+    let mut t = Tables {
+        episodes: txn.open_table(EPISODES).map_err(backend)?,
+        drafts: txn.open_table(DRAFTS).map_err(backend)?,
+        entities: txn.open_table(ENTITIES).map_err(backend)?,
+        facts: txn.open_table(FACTS).map_err(backend)?,
+        entity_facts: txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?,
+        supersedes: txn.open_table(SUPERSEDES).map_err(backend)?,
+        superseded_by: txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?,
+        timeline: txn.open_table(TIMELINE).map_err(backend)?,
+        counters: txn.open_table(COUNTERS).map_err(backend)?,
+        pending: Counts::default(),
+    };
+    let mut report = ApplyReport::default();
+    for item in &batch.items {
+        report.records += 1;
+        t.write_episode(item, &mut report)?;
+    }
+    // Supersessions run after every episode so a target anywhere in the batch is found.
+    for item in &batch.items {
+        t.write_supersessions(item, &mut report)?;
+    }
+    t.flush_counts()?;
+    Ok(report)
+}
+
+#[derive(Default)]
+struct Counts {
+    mentions: u64,
+    resolved_by: u64,
+    invalidated: u64,
+}
+
+struct Tables<'t> {
+    episodes: Table<'t, &'static str, &'static [u8]>,
+    drafts: Table<'t, &'static str, &'static [u8]>,
+    entities: Table<'t, &'static [u8], &'static [u8]>,
+    facts: Table<'t, &'static [u8], &'static [u8]>,
+    entity_facts: redb::MultimapTable<'t, &'static [u8], &'static [u8]>,
+    supersedes: Table<'t, &'static [u8], &'static [u8]>,
+    superseded_by: redb::MultimapTable<'t, &'static str, &'static [u8]>,
+    timeline: Table<'t, (i64, &'static str), ()>,
+    counters: Table<'t, &'static str, u64>,
+    pending: Counts,
+}
+
+fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(backend)
+}
+
+impl Tables<'_> {
+    fn write_episode(
+        &mut self,
+        item: &BatchItem,
+        report: &mut ApplyReport,
+    ) -> Result<(), StoreError> {
+        let d = &item.draft;
+        let fp = d.incident_fingerprint.as_str();
+        let stored = self
+            .drafts
+            .get(fp)
+            .map_err(backend)?
+            .map(|v| decode::<EpisodeDraft>("drafts", fp.as_bytes(), v.value()))
+            .transpose()?;
+        if let Some(stored) = stored {
+            if &stored == d {
+                report.unchanged_episodes += 1;
+                return Ok(());
+            }
+            return Err(StoreError::rejected(
+                &item.origin,
+                first_difference(&stored, d),
+                format!(
+                    "episode {fp:?} is already stored with different content; \
+                     history is never overwritten (ingest a new episode that supersedes it)"
+                ),
+            ));
+        }
+        let episode = MemoryEpisode {
+            incident_fingerprint: d.incident_fingerprint.clone(),
+            summary_nl: d.summary_nl.clone(),
+            resolution_nl: d.resolution_nl.clone(),
+            concluded_at: d.concluded_at,
+            t_valid: d.t_valid,
+            ingested_at: item.ingested_at,
+            provenance: d.provenance.clone(),
+        };
+        self.episodes
+            .insert(fp, encode(&episode)?.as_slice())
+            .map_err(backend)?;
+        self.drafts
+            .insert(fp, encode(d)?.as_slice())
+            .map_err(backend)?;
+        self.timeline
+            .insert((d.concluded_at.millis(), fp), ())
+            .map_err(backend)?;
+        report.new_episodes += 1;
+
+        for fact in &d.facts {
+            let ekey = keys::entity(&fact.entity);
+            if self
+                .entities
+                .get(ekey.as_slice())
+                .map_err(backend)?
+                .is_none()
+            {
+                let entity = MemoryEntity {
+                    key: fact.entity.clone(),
+                    ingested_at: item.ingested_at,
+                };
+                self.entities
+                    .insert(ekey.as_slice(), encode(&entity)?.as_slice())
+                    .map_err(backend)?;
+                report.new_entities += 1;
+            }
+            let edge = FactEdge {
+                episode: fp.to_string(),
+                relation: fact.relation,
+                entity: fact.entity.clone(),
+                t_valid: fact.t_valid,
+                t_invalid: fact.t_invalid,
+                ingested_at: item.ingested_at,
+                expired_at: fact.t_invalid.map(|_| item.ingested_at),
+                superseded_by: None,
+                provenance: d.provenance.clone(),
+            };
+            let fkey = keys::fact(fp, fact.relation, &fact.entity);
+            self.facts
+                .insert(fkey.as_slice(), encode(&edge)?.as_slice())
+                .map_err(backend)?;
+            self.entity_facts
+                .insert(ekey.as_slice(), fkey.as_slice())
+                .map_err(backend)?;
+            match fact.relation {
+                Relation::Mentions => self.pending.mentions += 1,
+                Relation::ResolvedBy => self.pending.resolved_by += 1,
+            }
+            if edge.t_invalid.is_some() {
+                self.pending.invalidated += 1;
+            }
+            report.new_facts += 1;
+        }
+        Ok(())
+    }
+
+    fn write_supersessions(
+        &mut self,
+        item: &BatchItem,
+        report: &mut ApplyReport,
+    ) -> Result<(), StoreError> {
+        let d = &item.draft;
+        let fp = d.incident_fingerprint.as_str();
+        for (i, s) in d.supersedes.iter().enumerate() {
+            let field = |name: &str| format!("supersedes[{i}].{name}");
+            if self
+                .episodes
+                .get(s.prior.as_str())
+                .map_err(backend)?
+                .is_none()
+            {
+                return Err(StoreError::rejected(
+                    &item.origin,
+                    field("incident_fingerprint"),
+                    format!(
+                        "unknown episode {:?}: expected a fingerprint already in the store or in this batch",
+                        s.prior
+                    ),
+                ));
+            }
+            let mut found = false;
+            for relation in Relation::ALL {
+                let fkey = keys::fact(&s.prior, relation, &s.entity);
+                let Some(mut edge) = self
+                    .facts
+                    .get(fkey.as_slice())
+                    .map_err(backend)?
+                    .map(|v| decode::<FactEdge>("facts", &fkey, v.value()))
+                    .transpose()?
+                else {
+                    continue;
+                };
+                found = true;
+                match edge.t_invalid {
+                    None => {
+                        if s.t_invalid <= edge.t_valid {
+                            return Err(StoreError::rejected(
+                                &item.origin,
+                                field("t_invalid"),
+                                format!(
+                                    "{} closes {:?}'s {relation} fact about {} before it began: \
+                                     expected a time after its t_valid {}",
+                                    s.t_invalid, s.prior, s.entity, edge.t_valid
+                                ),
+                            ));
+                        }
+                        edge.t_invalid = Some(s.t_invalid);
+                        edge.expired_at = Some(item.ingested_at);
+                        edge.superseded_by = Some(fp.to_string());
+                        self.facts
+                            .insert(fkey.as_slice(), encode(&edge)?.as_slice())
+                            .map_err(backend)?;
+                        self.pending.invalidated += 1;
+                        report.closed_facts += 1;
+                    }
+                    Some(existing) if existing == s.t_invalid => {}
+                    Some(existing) => {
+                        return Err(StoreError::rejected(
+                            &item.origin,
+                            field("t_invalid"),
+                            format!(
+                                "{:?}'s {relation} fact about {} was already invalidated at {existing}; \
+                                 refusing to re-invalidate it at {}",
+                                s.prior, s.entity, s.t_invalid
+                            ),
+                        ));
+                    }
+                }
+            }
+            if !found {
+                return Err(StoreError::rejected(
+                    &item.origin,
+                    field("entity_ref"),
+                    format!(
+                        "episode {:?} has no MENTIONS or RESOLVED_BY fact about {}: expected an entity the prior episode names",
+                        s.prior, s.entity
+                    ),
+                ));
+            }
+            let skey = keys::supersession(fp, &s.prior, &s.entity);
+            if self
+                .supersedes
+                .get(skey.as_slice())
+                .map_err(backend)?
+                .is_none()
+            {
+                let lineage = Supersession {
+                    episode: fp.to_string(),
+                    prior: s.prior.clone(),
+                    entity: s.entity.clone(),
+                    t_valid: s.t_invalid,
+                    t_invalid: None,
+                    ingested_at: item.ingested_at,
+                    expired_at: None,
+                    provenance: d.provenance.clone(),
+                };
+                self.supersedes
+                    .insert(skey.as_slice(), encode(&lineage)?.as_slice())
+                    .map_err(backend)?;
+                self.superseded_by
+                    .insert(s.prior.as_str(), skey.as_slice())
+                    .map_err(backend)?;
+                report.new_supersessions += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_counts(&mut self) -> Result<(), StoreError> {
+        let pending = std::mem::take(&mut self.pending);
+        for (name, delta) in [
+            (COUNT_MENTIONS, pending.mentions),
+            (COUNT_RESOLVED_BY, pending.resolved_by),
+            (COUNT_INVALIDATED, pending.invalidated),
+        ] {
+            if delta == 0 {
+                continue;
+            }
+            let current = self
+                .counters
+                .get(name)
+                .map_err(backend)?
+                .map_or(0, |v| v.value());
+            self.counters
+                .insert(name, current + delta)
+                .map_err(backend)?;
+        }
+        Ok(())
+    }
+}
+
+fn first_difference(stored: &EpisodeDraft, new: &EpisodeDraft) -> &'static str {
+    if stored.summary_nl != new.summary_nl {
+        "summary_nl"
+    } else if stored.resolution_nl != new.resolution_nl {
+        "resolution_nl"
+    } else if stored.concluded_at != new.concluded_at {
+        "concluded_at"
+    } else if stored.t_valid != new.t_valid {
+        "t_valid"
+    } else if stored.provenance != new.provenance {
+        "provenance"
+    } else if stored.facts != new.facts {
+        "mentions/resolved_by"
+    } else {
+        "supersedes"
+    }
+}

@@ -1,0 +1,77 @@
+//! Where memory lives. [`MemoryStore`] is the one interface every backend implements;
+//! [`embedded::EmbeddedStore`] (redb) is the default and needs no server.
+
+pub mod embedded;
+mod error;
+mod write;
+
+use serde::Serialize;
+
+use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
+
+pub use error::StoreError;
+pub use write::{ApplyReport, BatchItem, EpisodeDraft, FactDraft, SupersedeDraft, WriteBatch};
+
+/// A page of the timeline, newest `concluded_at` first.
+#[derive(Clone, Debug, Default)]
+pub struct TimelineQuery {
+    pub entity: Option<EntityKey>,
+    /// Only episodes known at this knowledge time.
+    pub known_at: Option<Timestamp>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StoreStats {
+    pub episodes: u64,
+    pub entities: u64,
+    pub mentions: u64,
+    pub resolved_by: u64,
+    pub supersedes: u64,
+    pub invalidated_edges: u64,
+}
+
+/// The result of a full consistency check.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct IntegrityReport {
+    pub checked_episodes: u64,
+    pub checked_facts: u64,
+    pub checked_supersessions: u64,
+    pub problems: Vec<String>,
+}
+
+impl IntegrityReport {
+    pub fn is_consistent(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// A bi-temporal memory store. Writes only ever add or close; nothing is deleted.
+pub trait MemoryStore: Send + Sync {
+    /// A one-line description of the backend for status bars and logs.
+    fn describe(&self) -> String;
+
+    /// Writes the batch atomically; a rejected batch writes nothing.
+    fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError>;
+
+    fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError>;
+
+    fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError>;
+
+    /// Every fact edge of an episode, whatever its state.
+    fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError>;
+
+    /// Every fact edge that points at an entity.
+    fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError>;
+
+    /// Lineage edges written by `fingerprint` (it superseded their priors).
+    fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
+
+    /// Lineage edges that name `fingerprint` as the prior.
+    fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
+
+    fn stats(&self) -> Result<StoreStats, StoreError>;
+
+    fn check(&self) -> Result<IntegrityReport, StoreError>;
+}

@@ -1,0 +1,73 @@
+//! The validated write set handed to a store: what ingest, import and the demo produce.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{EntityKey, Provenance, Relation, Timestamp};
+
+/// A fact edge to write, before the store stamps its knowledge time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactDraft {
+    pub relation: Relation,
+    pub entity: EntityKey,
+    pub t_valid: Timestamp,
+    pub t_invalid: Option<Timestamp>,
+}
+
+/// "This episode closes `prior`'s facts about `entity` at `t_invalid`."
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SupersedeDraft {
+    pub prior: String,
+    pub entity: EntityKey,
+    pub t_invalid: Timestamp,
+}
+
+/// One validated incident record: the canonical content of an episode.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeDraft {
+    pub incident_fingerprint: String,
+    pub summary_nl: String,
+    pub resolution_nl: String,
+    pub concluded_at: Timestamp,
+    pub t_valid: Timestamp,
+    pub provenance: Provenance,
+    pub facts: Vec<FactDraft>,
+    pub supersedes: Vec<SupersedeDraft>,
+}
+
+/// A draft with where it came from (for error messages) and the knowledge time to stamp.
+#[derive(Clone, Debug)]
+pub struct BatchItem {
+    pub origin: String,
+    pub draft: EpisodeDraft,
+    pub ingested_at: Timestamp,
+}
+
+/// Written atomically: all items or none.
+#[derive(Clone, Debug, Default)]
+pub struct WriteBatch {
+    pub items: Vec<BatchItem>,
+}
+
+/// What a batch changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ApplyReport {
+    pub records: usize,
+    pub new_episodes: usize,
+    pub unchanged_episodes: usize,
+    pub new_entities: usize,
+    pub new_facts: usize,
+    pub closed_facts: usize,
+    pub new_supersessions: usize,
+}
+
+impl ApplyReport {
+    pub fn add(&mut self, other: &ApplyReport) {
+        self.records += other.records;
+        self.new_episodes += other.new_episodes;
+        self.unchanged_episodes += other.unchanged_episodes;
+        self.new_entities += other.new_entities;
+        self.new_facts += other.new_facts;
+        self.closed_facts += other.closed_facts;
+        self.new_supersessions += other.new_supersessions;
+    }
+}

@@ -1,0 +1,68 @@
+//! The demo memory seeds through real validation, is idempotent, and ships its labelled set.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use strata::demo::{self, LabelledQuery};
+use strata::store::MemoryStore;
+
+#[test]
+fn seeding_is_consistent_and_idempotent() {
+    let (_d, store) = temp_store();
+    let first = demo::seed(&store).unwrap();
+    assert!((290..=310).contains(&first.new_episodes), "{first:?}");
+    assert!(first.new_supersessions >= 4);
+    let stats = store.stats().unwrap();
+    assert!(store.check().unwrap().is_consistent());
+    let second = demo::seed(&store).unwrap();
+    assert_eq!(second.new_episodes, 0);
+    assert_eq!(store.stats().unwrap(), stats);
+}
+
+#[test]
+fn shipped_labels_match_the_generator() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(demo::LABELS_PATH);
+    let generated = demo::generate().labels;
+    if std::env::var_os("STRATA_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(&generated).unwrap() + "\n",
+        )
+        .unwrap();
+    }
+    let shipped: Vec<LabelledQuery> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        shipped, generated,
+        "regenerate with STRATA_BLESS=1 cargo test --test demo_memory"
+    );
+    assert_eq!(shipped.len(), 9);
+}
+
+#[test]
+fn first_launch_seeds_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = strata(dir.path(), &["--now", "2026-12-01T00:00:00Z"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is empty: seeding the demo memory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("INC-0300"), "{}", stdout(&out));
+    let again = strata(dir.path(), &["--now", "2026-12-01T00:00:00Z"]);
+    assert!(
+        !stderr(&again).contains("seeding"),
+        "seeds only an empty store"
+    );
+    assert_eq!(
+        stdout(&out),
+        stdout(&again),
+        "same data and --now, same output"
+    );
+    let stats: Value =
+        serde_json::from_slice(&strata(dir.path(), &["stats", "--json"]).stdout).unwrap();
+    assert_eq!(stats["episodes"], 300);
+}

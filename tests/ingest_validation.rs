@@ -1,0 +1,275 @@
+//! Every malformed-input case names file, line (or index), field and what was expected,
+//! and a file with any error writes nothing.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// Ingests a file of `good` then `bad` records; returns stderr after asserting nothing was written.
+fn rejected(bad: Value) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let file = write_file(
+        dir.path(),
+        "batch.ndjson",
+        &format!(
+            "{}\n{}\n",
+            serde_json::to_string(&record("INC-1", "2026-01-01T10:00:00Z")).unwrap(),
+            serde_json::to_string(&bad).unwrap()
+        ),
+    );
+    let out = strata(&data, &["--now", "2026-06-01T00:00:00Z", "ingest", &file]);
+    assert!(
+        !out.status.success(),
+        "expected rejection: {}",
+        stdout(&out)
+    );
+    let stats = strata(&data, &["stats", "--json"]);
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(stats["episodes"], 0, "a rejected file writes nothing");
+    assert_eq!(stats["entities"], 0);
+    (file, stderr(&out))
+}
+
+fn assert_error(bad: Value, expected: &str) {
+    let (file, err) = rejected(bad);
+    let line = format!("{file}:2: {expected}");
+    assert!(
+        err.lines().any(|l| l == line),
+        "expected line\n  {line}\ngot\n{err}"
+    );
+    assert!(err.contains("nothing from this file was written"), "{err}");
+}
+
+#[test]
+fn bad_json_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_file(
+        dir.path(),
+        "bad.ndjson",
+        "{\"incident_fingerprint\": \"INC-1\",\n",
+    );
+    let out = strata(&dir.path().join("d"), &["ingest", &file]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{file}:1: invalid JSON: expected one record object per line"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_fingerprint() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r.as_object_mut().unwrap().remove("incident_fingerprint");
+    assert_error(r, "incident_fingerprint: missing; expected a string");
+}
+
+#[test]
+fn empty_fingerprint() {
+    let r = record("", "2026-01-02T10:00:00Z");
+    assert_error(
+        r,
+        "incident_fingerprint: must not be empty; expected a non-empty string",
+    );
+}
+
+#[test]
+fn zone_less_timestamp() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["concluded_at"] = json!("2026-01-02T12:00:00");
+    assert_error(
+        r,
+        "concluded_at: expected an RFC 3339 timestamp with a zone (e.g. 2026-03-01T12:00:00Z), got \"2026-01-02T12:00:00\"",
+    );
+}
+
+#[test]
+fn unparsable_timestamp() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["t_valid"] = json!("yesterday");
+    assert_error(
+        r,
+        "t_valid: expected an RFC 3339 timestamp with a zone (e.g. 2026-03-01T12:00:00Z), got \"yesterday\"",
+    );
+}
+
+#[test]
+fn t_invalid_not_after_t_valid() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["mentions"] = json!([{"entity_type": "service", "entity_ref": "caddy",
+        "t_valid": "2026-01-02T10:00:00Z", "t_invalid": "2026-01-02T10:00:00Z"}]);
+    assert_error(
+        r,
+        "mentions[0].t_invalid: 2026-01-02T10:00:00Z is not after t_valid 2026-01-02T10:00:00Z; expected t_invalid > t_valid",
+    );
+}
+
+#[test]
+fn unknown_supersedes_target() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["supersedes"] =
+        json!([{"incident_fingerprint": "INC-404", "entity_type": "change", "entity_ref": "x"}]);
+    assert_error(
+        r,
+        "supersedes[0].incident_fingerprint: unknown episode \"INC-404\": expected a fingerprint already in the store or in this batch",
+    );
+}
+
+#[test]
+fn empty_entity_type_and_ref() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["resolved_by"] = json!([{"entity_type": "", "entity_ref": "cfg-1"}]);
+    assert_error(
+        r,
+        "resolved_by[0].entity_type: must not be empty; expected a non-empty string",
+    );
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["mentions"] = json!([{"entity_type": "service", "entity_ref": ""}]);
+    assert_error(
+        r,
+        "mentions[0].entity_ref: must not be empty; expected a non-empty string",
+    );
+}
+
+#[test]
+fn confidence_out_of_range() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["provenance"]["confidence_score"] = json!(1.5);
+    assert_error(
+        r,
+        "provenance.confidence_score: expected a number in [0, 1], got 1.5",
+    );
+}
+
+#[test]
+fn duplicate_fingerprint_with_different_content() {
+    let mut r = record("INC-1", "2026-01-01T10:00:00Z");
+    r["summary_nl"] = json!("something else");
+    let (file, err) = rejected(r);
+    let expected = format!(
+        "{file}:2: incident_fingerprint: duplicate fingerprint \"INC-1\" with different content (first at {file}:1); expected each incident once"
+    );
+    assert!(err.lines().any(|l| l == expected), "{err}");
+}
+
+#[test]
+fn unknown_field_is_named() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["sumary_nl"] = json!("typo");
+    let (_, err) = rejected(r);
+    assert!(
+        err.contains(":2: sumary_nl: unknown field; expected one of incident_fingerprint"),
+        "{err}"
+    );
+}
+
+#[test]
+fn every_error_of_a_file_is_reported() {
+    let mut r = record("INC-2", "2026-01-02T10:00:00Z");
+    r["provenance"]["confidence_score"] = json!(-0.1);
+    r["concluded_at"] = json!("nope");
+    let (_, err) = rejected(r);
+    assert!(err.contains("provenance.confidence_score"), "{err}");
+    assert!(err.contains("concluded_at"), "{err}");
+    assert!(err.contains("rejected (2 errors)"), "{err}");
+}
+
+#[test]
+fn json_array_errors_name_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bad = record("INC-2", "2026-01-02T10:00:00Z");
+    bad["provenance"]["confidence_score"] = json!(2);
+    let file = write_file(
+        dir.path(),
+        "batch.json",
+        &serde_json::to_string_pretty(&json!([record("INC-1", "2026-01-01T10:00:00Z"), bad]))
+            .unwrap(),
+    );
+    let out = strata(&dir.path().join("d"), &["ingest", &file]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{file}[1]: provenance.confidence_score: expected a number in [0, 1], got 2"
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn stored_fingerprint_with_different_content_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    let good = write_file(
+        dir.path(),
+        "a.ndjson",
+        &ndjson(&[record("INC-1", "2026-01-01T10:00:00Z")]),
+    );
+    assert!(strata(&data, &["ingest", &good]).status.success());
+    let mut changed = record("INC-1", "2026-01-01T10:00:00Z");
+    changed["resolution_nl"] = json!("rewritten history");
+    let file = write_file(dir.path(), "b.ndjson", &ndjson(&[changed]));
+    let out = strata(&data, &["ingest", &file]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&format!(
+            "{file}:1: resolution_nl: episode \"INC-1\" is already stored with different content"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn ndjson_and_array_ingest_then_reingest_reports_zero_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d");
+    let a = write_file(
+        dir.path(),
+        "a.ndjson",
+        &format!(
+            "{}\n\n",
+            ndjson(&[
+                record("INC-1", "2026-01-01T10:00:00Z"),
+                record("INC-2", "2026-01-02T10:00:00Z")
+            ])
+        ),
+    );
+    let b = write_file(
+        dir.path(),
+        "b.json",
+        &serde_json::to_string(&json!([record("INC-3", "2026-01-03T10:00:00Z")])).unwrap(),
+    );
+    let out = strata(
+        &data,
+        &["--now", "2026-02-01T00:00:00Z", "ingest", &a, &b, "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report[0]["new_episodes"], 2);
+    assert_eq!(report[1]["new_episodes"], 1);
+
+    let again = strata(&data, &["--now", "2026-03-01T00:00:00Z", "ingest", &a, &b]);
+    assert!(again.status.success());
+    let text = stdout(&again);
+    assert!(
+        text.contains(&format!("{a}: 2 records, 0 new, 2 unchanged")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{b}: 1 records, 0 new, 1 unchanged")),
+        "{text}"
+    );
+}
