@@ -1,9 +1,12 @@
 //! Strata: the bi-temporal memory of an incident-response agent, and the tools to explore it.
 
 pub mod demo;
+pub mod embed;
 pub mod import;
+pub mod index;
 pub mod ingest;
 pub mod model;
 pub mod query;
+pub mod recall;
 pub mod store;
 pub mod synthetic;

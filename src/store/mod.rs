@@ -71,6 +71,17 @@ pub trait MemoryStore: Send + Sync {
     /// Lineage edges that name `fingerprint` as the prior.
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
 
+    /// Episodes in the order the store learned of them, after ingest sequence `after`
+    /// (sequences start at 1): how derived indexes catch up.
+    fn episodes_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError>;
+
+    /// Every entity key, for dictionary matching.
+    fn entities(&self) -> Result<Vec<EntityKey>, StoreError>;
+
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;

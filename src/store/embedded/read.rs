@@ -171,6 +171,40 @@ impl MemoryStore for EmbeddedStore {
         Self::supersessions_in(&txn, skeys)
     }
 
+    fn episodes_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
+        let txn = self.read()?;
+        let log = txn.open_table(INGEST_LOG).map_err(backend)?;
+        let episodes = txn.open_table(EPISODES).map_err(backend)?;
+        let mut out = Vec::new();
+        for row in log.range(after.saturating_add(1)..).map_err(backend)?.take(limit) {
+            let (seq, fp) = row.map_err(backend)?;
+            let fp = fp.value();
+            let bytes = episodes.get(fp).map_err(backend)?.ok_or_else(|| StoreError::Corrupt {
+                table: "ingest_log",
+                key: fp.to_string(),
+                message: "log row without an episode".into(),
+            })?;
+            out.push((seq.value(), decode("episodes", fp.as_bytes(), bytes.value())?));
+        }
+        Ok(out)
+    }
+
+    fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
+        let txn = self.read()?;
+        let table = txn.open_table(ENTITIES).map_err(backend)?;
+        let mut out = Vec::new();
+        for row in table.iter().map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            let entity: crate::model::MemoryEntity = decode("entities", k.value(), v.value())?;
+            out.push(entity.key);
+        }
+        Ok(out)
+    }
+
     fn stats(&self) -> Result<StoreStats, StoreError> {
         let txn = self.read()?;
         let counters = txn.open_table(COUNTERS).map_err(backend)?;

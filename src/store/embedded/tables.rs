@@ -26,6 +26,8 @@ pub const SUPERSEDED_BY: MultimapTableDefinition<&str, &[u8]> =
     MultimapTableDefinition::new("superseded_by");
 /// (concluded_at ms, fingerprint)
 pub const TIMELINE: TableDefinition<(i64, &str), ()> = TableDefinition::new("timeline");
+/// ingest sequence -> fingerprint: the order the store learned of episodes, for indexes to follow.
+pub const INGEST_LOG: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
 pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 
@@ -44,6 +46,7 @@ pub fn create_all(db: &Database) -> Result<(), StoreError> {
         txn.open_table(SUPERSEDES).map_err(backend)?;
         txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
         txn.open_table(TIMELINE).map_err(backend)?;
+        txn.open_table(INGEST_LOG).map_err(backend)?;
         txn.open_table(COUNTERS).map_err(backend)?;
         let mut meta = txn.open_table(META).map_err(backend)?;
         meta.insert("schema_version", SCHEMA_VERSION)

@@ -27,6 +27,7 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
         supersedes: txn.open_table(SUPERSEDES).map_err(backend)?,
         superseded_by: txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?,
         timeline: txn.open_table(TIMELINE).map_err(backend)?,
+        ingest_log: txn.open_table(INGEST_LOG).map_err(backend)?,
         counters: txn.open_table(COUNTERS).map_err(backend)?,
         pending: Counts::default(),
     };
@@ -59,6 +60,7 @@ struct Tables<'t> {
     supersedes: Table<'t, &'static [u8], &'static [u8]>,
     superseded_by: redb::MultimapTable<'t, &'static str, &'static [u8]>,
     timeline: Table<'t, (i64, &'static str), ()>,
+    ingest_log: Table<'t, u64, &'static str>,
     counters: Table<'t, &'static str, u64>,
     pending: Counts,
 }
@@ -113,6 +115,12 @@ impl Tables<'_> {
         self.timeline
             .insert((d.concluded_at.millis(), fp), ())
             .map_err(backend)?;
+        let sequence = self
+            .ingest_log
+            .last()
+            .map_err(backend)?
+            .map_or(1, |(k, _)| k.value() + 1);
+        self.ingest_log.insert(sequence, fp).map_err(backend)?;
         report.new_episodes += 1;
 
         for fact in &d.facts {

@@ -1,0 +1,210 @@
+//! The BM25 text index (tantivy) over episode summary, resolution and lesson text. The query
+//! text is tokenised by the index's own analyser into plain term queries: no query syntax,
+//! so any string is data.
+
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+    Value,
+};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use super::IndexError;
+use crate::model::{AsOf, Timestamp};
+
+const WRITER_HEAP: usize = 50_000_000;
+
+pub struct TextDoc<'a> {
+    pub fingerprint: &'a str,
+    pub text: &'a str,
+    pub ingested_at: Timestamp,
+    pub t_valid: Timestamp,
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    fingerprint: Field,
+    body: Field,
+    ingested_at: Field,
+    t_valid: Field,
+}
+
+pub struct Bm25Index {
+    path: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+    /// Set when the index was missing or unreadable and has been started afresh.
+    pub rebuilt: Option<String>,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("en_stem")
+            .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+    );
+    let fields = Fields {
+        fingerprint: b.add_text_field("fingerprint", STRING | STORED),
+        body: b.add_text_field("body", text),
+        ingested_at: b.add_i64_field("ingested_at", INDEXED),
+        t_valid: b.add_i64_field("t_valid", INDEXED),
+    };
+    (b.build(), fields)
+}
+
+impl Bm25Index {
+    /// Opens the index in `dir`, or starts it afresh (to be refilled from the store) when it is
+    /// missing or corrupt; a corrupt one is moved aside, not deleted.
+    pub fn open(dir: &Path) -> Result<Self, IndexError> {
+        let err = |e: &dyn std::fmt::Display| IndexError::Text {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        let (schema, fields) = schema();
+        let mut rebuilt = None;
+        let existing = dir.join("meta.json").is_file();
+        let opened = if existing {
+            match Index::open_in_dir(dir) {
+                Ok(index) if index.schema() == schema => Some(index),
+                Ok(_) => {
+                    rebuilt = Some("schema changed".to_string());
+                    None
+                }
+                Err(e) => {
+                    rebuilt = Some(format!("unreadable ({e})"));
+                    None
+                }
+            }
+        } else {
+            rebuilt = Some("missing".to_string());
+            None
+        };
+        let index = match opened {
+            Some(index) => index,
+            None => {
+                if existing {
+                    let aside = dir.with_extension(format!("corrupt-{}", Timestamp::now().millis()));
+                    std::fs::rename(dir, &aside).map_err(|e| err(&e))?;
+                    tracing::warn!(from = %dir.display(), to = %aside.display(), "moved the text index aside");
+                }
+                std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+                Index::create_in_dir(dir, schema).map_err(|e| err(&e))?
+            }
+        };
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e: tantivy::TantivyError| err(&e))?;
+        let writer = index.writer(WRITER_HEAP).map_err(|e| err(&e))?;
+        Ok(Bm25Index {
+            path: dir.to_path_buf(),
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            rebuilt,
+        })
+    }
+
+    fn err(&self, e: &dyn std::fmt::Display) -> IndexError {
+        IndexError::Text {
+            path: self.path.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The store ingest sequence this index has read up to (the last commit's payload).
+    pub fn watermark(&self) -> Result<u64, IndexError> {
+        let metas = self.index.load_metas().map_err(|e| self.err(&e))?;
+        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+    }
+
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds documents and advances the watermark in one commit.
+    pub fn append(&self, docs: &[TextDoc<'_>], watermark: u64) -> Result<(), IndexError> {
+        let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
+        let f = self.fields;
+        for d in docs {
+            writer
+                .delete_term(Term::from_field_text(f.fingerprint, d.fingerprint));
+            let mut doc = TantivyDocument::default();
+            doc.add_text(f.fingerprint, d.fingerprint);
+            doc.add_text(f.body, d.text);
+            doc.add_i64(f.ingested_at, d.ingested_at.millis());
+            doc.add_i64(f.t_valid, d.t_valid.millis());
+            writer.add_document(doc).map_err(|e| self.err(&e))?;
+        }
+        let mut commit = writer.prepare_commit().map_err(|e| self.err(&e))?;
+        commit.set_payload(&watermark.to_string());
+        commit.commit().map_err(|e| self.err(&e))?;
+        self.reader.reload().map_err(|e| self.err(&e))?;
+        Ok(())
+    }
+
+    /// BM25 over the query's terms, limited to documents known at K and begun by V.
+    pub fn search(&self, text: &str, as_of: &AsOf, limit: usize) -> Result<Vec<(String, f32)>, IndexError> {
+        let f = self.fields;
+        let mut analyzer = self.index.tokenizer_for_field(f.body).map_err(|e| self.err(&e))?;
+        let mut terms: Vec<Term> = Vec::new();
+        let mut stream = analyzer.token_stream(text);
+        while let Some(token) = stream.next() {
+            let term = Term::from_field_text(f.body, &token.text);
+            if !terms.contains(&term) {
+                terms.push(term);
+            }
+        }
+        if terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let should: Vec<(Occur, Box<dyn Query>)> = terms
+            .into_iter()
+            .map(|t| {
+                (
+                    Occur::Should,
+                    Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>,
+                )
+            })
+            .collect();
+        let until = |field: Field, t: Timestamp| -> (Occur, Box<dyn Query>) {
+            let range = RangeQuery::new(
+                Bound::Unbounded,
+                Bound::Included(Term::from_field_i64(field, t.millis())),
+            );
+            (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0)))
+        };
+        let query = BooleanQuery::new(vec![
+            (Occur::Must, Box::new(BooleanQuery::new(should)) as Box<dyn Query>),
+            until(f.ingested_at, as_of.known_at),
+            until(f.t_valid, as_of.valid_at),
+        ]);
+        let searcher = self.reader.searcher();
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .map_err(|e| self.err(&e))?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let doc: TantivyDocument = searcher.doc(address).map_err(|e| self.err(&e))?;
+            if let Some(fp) = doc.get_first(f.fingerprint).and_then(|v| v.as_str()) {
+                hits.push((fp.to_string(), score));
+            }
+        }
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        Ok(hits)
+    }
+}

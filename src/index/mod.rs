@@ -1,0 +1,11 @@
+//! Derived indexes that follow the store: the BM25 text index and the vector index. Both
+//! record how far into the store's ingest log they have read, catch up on open, and can be
+//! rebuilt from the store at any time; the store stays the only source of truth.
+
+pub mod bm25;
+mod error;
+mod sync;
+pub mod vectors;
+
+pub use error::IndexError;
+pub use sync::{SyncReport, episode_text, sync};

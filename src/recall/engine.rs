@@ -1,0 +1,160 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::fusion::{self, FusionPolicy};
+use super::leg::{Leg, LegHits, LegQuery, LegSet, RecallLeg};
+use super::response::{LegReport, LegReports, LegStatus, RecallResponse, RecallResult};
+use crate::model::{AsOf, EntityKey, Timestamp};
+use crate::store::MemoryStore;
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
+pub const DEFAULT_LEG_LIMIT: usize = 50;
+
+#[derive(Clone, Debug)]
+pub struct RecallRequest {
+    pub text: String,
+    pub entities: Vec<EntityKey>,
+    pub as_of: AsOf,
+    pub k: usize,
+    pub legs: LegSet,
+    pub fusion: FusionPolicy,
+}
+
+/// Runs the legs in parallel, each as its own task with a timeout, and fuses what answered.
+pub struct RecallEngine {
+    legs: Vec<Arc<dyn RecallLeg>>,
+    store: Arc<dyn MemoryStore>,
+    embedder_label: String,
+    pub timeout: Duration,
+    pub leg_limit: usize,
+}
+
+impl RecallEngine {
+    pub fn new(
+        legs: Vec<Arc<dyn RecallLeg>>,
+        store: Arc<dyn MemoryStore>,
+        embedder_label: String,
+    ) -> Self {
+        RecallEngine {
+            legs,
+            store,
+            embedder_label,
+            timeout: DEFAULT_TIMEOUT,
+            leg_limit: DEFAULT_LEG_LIMIT,
+        }
+    }
+
+    pub fn embedder_label(&self) -> &str {
+        &self.embedder_label
+    }
+
+    pub async fn recall(&self, request: &RecallRequest) -> RecallResponse {
+        let started = Instant::now();
+        let query = LegQuery {
+            text: request.text.clone(),
+            entities: request.entities.clone(),
+            as_of: request.as_of,
+            limit: self.leg_limit,
+        };
+        let mut reports = LegReports {
+            semantic: LegReport::disabled(),
+            bm25: LegReport::disabled(),
+            graph: LegReport::disabled(),
+        };
+        let mut tasks = Vec::new();
+        for leg in &self.legs {
+            let kind = leg.leg();
+            if !request.legs.contains(kind) {
+                continue;
+            }
+            let leg = leg.clone();
+            let q = query.clone();
+            let t0 = Instant::now();
+            let handle = tokio::task::spawn_blocking(move || leg.search(&q));
+            tasks.push((kind, t0, tokio::time::timeout(self.timeout, handle)));
+        }
+        let mut lists: Vec<(Leg, Vec<String>)> = Vec::new();
+        for (kind, t0, task) in tasks {
+            let outcome = task.await;
+            let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
+            let report = reports.get_mut(kind);
+            report.latency_ms = latency_ms;
+            match outcome {
+                Ok(Ok(Ok(LegHits {
+                    fingerprints,
+                    embed_ms,
+                    note,
+                }))) => {
+                    report.status = LegStatus::Ok;
+                    report.hits = fingerprints.len();
+                    report.embed_ms = embed_ms;
+                    report.note = note;
+                    lists.push((kind, fingerprints));
+                }
+                Ok(Ok(Err(e))) => {
+                    report.status = LegStatus::Failed;
+                    report.error = Some(e.0);
+                }
+                Ok(Err(join)) => {
+                    report.status = LegStatus::Failed;
+                    report.error = Some(format!("leg task ended abnormally: {join}"));
+                }
+                Err(_) => {
+                    report.status = LegStatus::Timeout;
+                    report.error = Some(format!(
+                        "no answer within {} ms",
+                        self.timeout.as_millis()
+                    ));
+                }
+            }
+            if report.status != LegStatus::Ok {
+                tracing::warn!(leg = %kind, error = ?report.error, "recall leg contributed nothing");
+            }
+        }
+        lists.sort_by_key(|(leg, _)| *leg);
+
+        let mut episodes = HashMap::new();
+        for (_, list) in &lists {
+            for fp in list {
+                if !episodes.contains_key(fp) {
+                    // A store error here degrades one row, never the recall.
+                    let e = self.store.episode(fp).ok().flatten();
+                    episodes.insert(fp.clone(), e);
+                }
+            }
+        }
+        let concluded: HashMap<String, Timestamp> = episodes
+            .iter()
+            .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))
+            .collect();
+        let results = fusion::rrf(&lists, &concluded, request.fusion, request.k)
+            .into_iter()
+            .map(|f| RecallResult {
+                summary: episodes
+                    .get(&f.fingerprint)
+                    .and_then(|e| e.as_ref().map(|e| e.summary_nl.clone()))
+                    .unwrap_or_default(),
+                position: f.position,
+                fingerprint: f.fingerprint,
+                legs_hit: f.legs_hit,
+                rrf_score: f.rrf_score,
+                concluded_at: f.concluded_at,
+                per_leg: f.per_leg,
+                decided_by: f.decided_by,
+            })
+            .collect();
+        RecallResponse {
+            query: request.text.clone(),
+            entities: request.entities.iter().map(|e| format!("{}:{}", e.entity_type, e.entity_ref)).collect(),
+            valid_at: request.as_of.valid_at,
+            known_at: request.as_of.known_at,
+            k: request.k,
+            fusion: request.fusion,
+            embedder: self.embedder_label.clone(),
+            legs: reports,
+            results,
+            latency_ms: started.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Reciprocal Rank Fusion: `score = Σ 1/(60 + rank)` over the legs, ranks 0-based, and two
+//! orderings of the fused list.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use super::leg::Leg;
+use crate::model::Timestamp;
+
+pub const RRF_K: f64 = 60.0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FusionPolicy {
+    /// score ↓, legs hit ↓, concluded_at ↓, fingerprint ↑
+    Rrf,
+    /// The source design: legs hit ↓, concluded_at ↓, score ↓, fingerprint ↑
+    Seed,
+}
+
+impl FusionPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FusionPolicy::Rrf => "rrf",
+            FusionPolicy::Seed => "seed",
+        }
+    }
+
+    pub fn keys(self) -> [OrderKey; 4] {
+        match self {
+            FusionPolicy::Rrf => [
+                OrderKey::Score,
+                OrderKey::LegsHit,
+                OrderKey::ConcludedAt,
+                OrderKey::Fingerprint,
+            ],
+            FusionPolicy::Seed => [
+                OrderKey::LegsHit,
+                OrderKey::ConcludedAt,
+                OrderKey::Score,
+                OrderKey::Fingerprint,
+            ],
+        }
+    }
+
+    pub fn toggled(self) -> Self {
+        match self {
+            FusionPolicy::Rrf => FusionPolicy::Seed,
+            FusionPolicy::Seed => FusionPolicy::Rrf,
+        }
+    }
+}
+
+impl FromStr for FusionPolicy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "rrf" => Ok(FusionPolicy::Rrf),
+            "seed" => Ok(FusionPolicy::Seed),
+            other => Err(format!("unknown fusion {other:?}; expected rrf or seed")),
+        }
+    }
+}
+
+/// The ordering key that placed a result below its predecessor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderKey {
+    Score,
+    LegsHit,
+    ConcludedAt,
+    Fingerprint,
+}
+
+impl OrderKey {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderKey::Score => "score",
+            OrderKey::LegsHit => "legs_hit",
+            OrderKey::ConcludedAt => "concluded_at",
+            OrderKey::Fingerprint => "fingerprint",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LegRank {
+    pub rank: usize,
+    pub contribution: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PerLeg {
+    pub semantic: Option<LegRank>,
+    pub bm25: Option<LegRank>,
+    pub graph: Option<LegRank>,
+}
+
+impl PerLeg {
+    pub fn get(&self, leg: Leg) -> Option<LegRank> {
+        match leg {
+            Leg::Semantic => self.semantic,
+            Leg::Bm25 => self.bm25,
+            Leg::Graph => self.graph,
+        }
+    }
+
+    fn slot(&mut self, leg: Leg) -> &mut Option<LegRank> {
+        match leg {
+            Leg::Semantic => &mut self.semantic,
+            Leg::Bm25 => &mut self.bm25,
+            Leg::Graph => &mut self.graph,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Fused {
+    /// 1-based.
+    pub position: usize,
+    pub fingerprint: String,
+    pub legs_hit: usize,
+    pub rrf_score: f64,
+    pub concluded_at: Timestamp,
+    pub per_leg: PerLeg,
+    /// Null for the first result.
+    pub decided_by: Option<OrderKey>,
+}
+
+/// Scores compare after rounding away float summation noise, so equal rank sets tie exactly.
+fn score_key(score: f64) -> i64 {
+    (score * 1e12).round() as i64
+}
+
+fn compare(policy: FusionPolicy, a: &Fused, b: &Fused) -> (Ordering, Option<OrderKey>) {
+    for key in policy.keys() {
+        let o = match key {
+            OrderKey::Score => score_key(b.rrf_score).cmp(&score_key(a.rrf_score)),
+            OrderKey::LegsHit => b.legs_hit.cmp(&a.legs_hit),
+            OrderKey::ConcludedAt => b.concluded_at.cmp(&a.concluded_at),
+            OrderKey::Fingerprint => a.fingerprint.cmp(&b.fingerprint),
+        };
+        if o != Ordering::Equal {
+            return (o, Some(key));
+        }
+    }
+    (Ordering::Equal, None)
+}
+
+/// Fuses the legs' ranked lists (best first) and keeps the top `k` under `policy`.
+/// Fingerprints missing from `concluded_at` sort as oldest.
+pub fn rrf(
+    lists: &[(Leg, Vec<String>)],
+    concluded_at: &HashMap<String, Timestamp>,
+    policy: FusionPolicy,
+    k: usize,
+) -> Vec<Fused> {
+    let mut by_fp: HashMap<&str, Fused> = HashMap::new();
+    for (leg, list) in lists {
+        for (rank, fp) in list.iter().enumerate() {
+            let entry = by_fp.entry(fp.as_str()).or_insert_with(|| Fused {
+                position: 0,
+                fingerprint: fp.clone(),
+                legs_hit: 0,
+                rrf_score: 0.0,
+                concluded_at: concluded_at.get(fp).copied().unwrap_or(Timestamp::MIN),
+                per_leg: PerLeg {
+                    semantic: None,
+                    bm25: None,
+                    graph: None,
+                },
+                decided_by: None,
+            });
+            let slot = entry.per_leg.slot(*leg);
+            if slot.is_some() {
+                continue;
+            }
+            let contribution = 1.0 / (RRF_K + rank as f64);
+            *slot = Some(LegRank { rank, contribution });
+            entry.legs_hit += 1;
+        }
+    }
+    let mut fused: Vec<Fused> = by_fp
+        .into_values()
+        .map(|mut f| {
+            f.rrf_score = Leg::ALL
+                .iter()
+                .filter_map(|l| f.per_leg.get(*l))
+                .map(|r| r.contribution)
+                .sum();
+            f
+        })
+        .collect();
+    fused.sort_by(|a, b| compare(policy, a, b).0);
+    fused.truncate(k);
+    for i in 0..fused.len() {
+        fused[i].position = i + 1;
+        if i > 0 {
+            fused[i].decided_by = compare(policy, &fused[i - 1], &fused[i]).1;
+        }
+    }
+    fused
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fps(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn times(pairs: &[(&str, i64)]) -> HashMap<String, Timestamp> {
+        pairs
+            .iter()
+            .map(|(fp, t)| (fp.to_string(), Timestamp::from_millis(*t)))
+            .collect()
+    }
+
+    #[test]
+    fn score_is_the_sum_of_reciprocal_ranks() {
+        let lists = vec![
+            (Leg::Semantic, fps(&["A", "B"])),
+            (Leg::Bm25, fps(&["B", "A"])),
+            (Leg::Graph, fps(&["C"])),
+        ];
+        let out = rrf(&lists, &times(&[("A", 1), ("B", 2), ("C", 3)]), FusionPolicy::Rrf, 10);
+        let a = out.iter().find(|f| f.fingerprint == "A").unwrap();
+        assert!((a.rrf_score - (1.0 / 60.0 + 1.0 / 61.0)).abs() < 1e-15);
+        assert_eq!(a.per_leg.semantic.unwrap().rank, 0);
+        assert_eq!(a.per_leg.bm25.unwrap().rank, 1);
+        assert!(a.per_leg.graph.is_none());
+        // A and B tie on score and legs: the newer (B) wins on concluded_at.
+        assert_eq!(out[0].fingerprint, "B");
+        assert_eq!(out[1].fingerprint, "A");
+        assert_eq!(out[1].decided_by, Some(OrderKey::ConcludedAt));
+        assert_eq!(out[2].fingerprint, "C");
+        assert_eq!(out[2].decided_by, Some(OrderKey::Score));
+        assert_eq!(out[0].decided_by, None);
+        assert_eq!(
+            out.iter().map(|f| f.position).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+    }
+
+    #[test]
+    fn seed_puts_breadth_before_a_single_high_rank_and_recency_breaks_ties() {
+        // X is first in one leg; Y is found by two legs at low ranks; Z by two legs, newer.
+        let lists = vec![
+            (Leg::Semantic, fps(&["X", "P1", "P2", "P3", "P4", "Y"])),
+            (Leg::Bm25, fps(&["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Y", "Z"])),
+            (Leg::Graph, fps(&["R1", "R2", "R3", "R4", "R5", "R6", "R7", "Z"])),
+        ];
+        let t = times(&[("X", 100), ("Y", 10), ("Z", 20)]);
+        let seed = rrf(&lists, &t, FusionPolicy::Seed, 3);
+        let order: Vec<_> = seed.iter().map(|f| f.fingerprint.as_str()).collect();
+        assert_eq!(order, ["Z", "Y", "X"]);
+        assert_eq!(seed[1].decided_by, Some(OrderKey::ConcludedAt));
+        assert_eq!(seed[2].decided_by, Some(OrderKey::LegsHit));
+        // Under rrf the score leads: a single first place (1/60) beats two late ranks?
+        let plain = rrf(&lists, &t, FusionPolicy::Rrf, 20);
+        let y = plain.iter().find(|f| f.fingerprint == "Y").unwrap();
+        let x = plain.iter().find(|f| f.fingerprint == "X").unwrap();
+        assert!(y.rrf_score > x.rrf_score, "two legs at ranks 5 and 6 outscore one first place");
+        for w in plain.windows(2) {
+            assert!(score_key(w[0].rrf_score) >= score_key(w[1].rrf_score));
+        }
+    }
+
+    #[test]
+    fn rrf_keeps_an_older_exact_match_above_a_recent_weak_one() {
+        let lists = vec![
+            (Leg::Semantic, fps(&["OLD", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "NEW"])),
+            (Leg::Bm25, fps(&["OLD", "F8", "F9", "NEW"])),
+        ];
+        let t = times(&[("OLD", 1), ("NEW", 1000)]);
+        let seed = rrf(&lists, &t, FusionPolicy::Seed, 2);
+        assert_eq!(seed[0].fingerprint, "NEW", "seed: recency among equal breadth");
+        let plain = rrf(&lists, &t, FusionPolicy::Rrf, 2);
+        assert_eq!(plain[0].fingerprint, "OLD", "rrf: the exact match leads");
+    }
+
+    #[test]
+    fn order_is_total_stable_and_bounded() {
+        let lists = vec![
+            (Leg::Semantic, fps(&["C", "B", "A", "D"])),
+            (Leg::Graph, fps(&["D", "A", "B", "C"])),
+        ];
+        let t = times(&[("A", 5), ("B", 5), ("C", 5), ("D", 5)]);
+        for policy in [FusionPolicy::Rrf, FusionPolicy::Seed] {
+            let full = rrf(&lists, &t, policy, 10);
+            assert_eq!(full.len(), 4);
+            let again = rrf(&lists, &t, policy, 10);
+            assert_eq!(full, again);
+            for w in full.windows(2) {
+                assert_eq!(compare(policy, &w[0], &w[1]).0, Ordering::Less, "strict: no ties left");
+            }
+            let top2 = rrf(&lists, &t, policy, 2);
+            assert_eq!(top2.len(), 2);
+            assert_eq!(top2[..], full[..2]);
+            assert!(rrf(&lists, &t, policy, 0).is_empty());
+        }
+        // Equal scores, legs and times: the fingerprint decides.
+        let full = rrf(&lists, &t, FusionPolicy::Rrf, 10);
+        let tied: Vec<_> = full.iter().filter(|f| f.decided_by == Some(OrderKey::Fingerprint)).collect();
+        assert!(!tied.is_empty());
+    }
+}

@@ -1,0 +1,148 @@
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::model::{AsOf, EntityKey};
+
+/// The three independent recall legs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Leg {
+    Semantic,
+    Bm25,
+    Graph,
+}
+
+impl Leg {
+    pub const ALL: [Leg; 3] = [Leg::Semantic, Leg::Bm25, Leg::Graph];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Leg::Semantic => "semantic",
+            Leg::Bm25 => "bm25",
+            Leg::Graph => "graph",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Leg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Leg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "semantic" => Ok(Leg::Semantic),
+            "bm25" => Ok(Leg::Bm25),
+            "graph" => Ok(Leg::Graph),
+            other => Err(format!("unknown leg {other:?}; expected semantic, bm25 or graph")),
+        }
+    }
+}
+
+/// Which legs run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LegSet([bool; 3]);
+
+impl LegSet {
+    pub const ALL: LegSet = LegSet([true; 3]);
+
+    pub fn of(legs: &[Leg]) -> Self {
+        let mut set = [false; 3];
+        for l in legs {
+            set[l.index()] = true;
+        }
+        LegSet(set)
+    }
+
+    pub fn contains(&self, leg: Leg) -> bool {
+        self.0[leg.index()]
+    }
+
+    pub fn toggled(mut self, leg: Leg) -> Self {
+        self.0[leg.index()] = !self.0[leg.index()];
+        self
+    }
+
+    pub fn legs(&self) -> Vec<Leg> {
+        Leg::ALL.into_iter().filter(|l| self.contains(*l)).collect()
+    }
+
+    /// Every non-empty combination, singles first: for the evaluation.
+    pub fn combinations() -> Vec<LegSet> {
+        let mut all: Vec<LegSet> = (1u8..8)
+            .map(|bits| LegSet([bits & 1 != 0, bits & 2 != 0, bits & 4 != 0]))
+            .collect();
+        all.sort_by_key(|s| (s.legs().len(), s.legs()));
+        all
+    }
+
+    pub fn name(&self) -> String {
+        self.legs()
+            .iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+}
+
+impl FromStr for LegSet {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let legs = s
+            .split([',', '+'])
+            .filter(|p| !p.trim().is_empty())
+            .map(Leg::from_str)
+            .collect::<Result<Vec<_>, _>>()?;
+        if legs.is_empty() {
+            return Err("expected at least one of semantic, bm25, graph".into());
+        }
+        Ok(LegSet::of(&legs))
+    }
+}
+
+/// What every leg is asked.
+#[derive(Clone, Debug)]
+pub struct LegQuery {
+    pub text: String,
+    pub entities: Vec<EntityKey>,
+    pub as_of: AsOf,
+    pub limit: usize,
+}
+
+/// A leg's ranked fingerprints, best first.
+#[derive(Clone, Debug, Default)]
+pub struct LegHits {
+    pub fingerprints: Vec<String>,
+    /// Time spent embedding the query, for the semantic leg.
+    pub embed_ms: Option<f64>,
+    /// What the leg worked from, e.g. the graph seeds.
+    pub note: Option<String>,
+}
+
+/// A leg's failure: it contributes nothing and says why.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct LegError(pub String);
+
+impl LegError {
+    pub fn from_display(e: impl fmt::Display) -> Self {
+        LegError(e.to_string())
+    }
+}
+
+/// One recall leg. Implementations read memory; they have no way to generate text.
+pub trait RecallLeg: Send + Sync {
+    fn leg(&self) -> Leg;
+    fn search(&self, query: &LegQuery) -> Result<LegHits, LegError>;
+}

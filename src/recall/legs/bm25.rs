@@ -1,0 +1,32 @@
+use std::sync::Arc;
+
+use crate::index::bm25::Bm25Index;
+use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
+
+pub struct Bm25Leg {
+    index: Arc<Bm25Index>,
+}
+
+impl Bm25Leg {
+    pub fn new(index: Arc<Bm25Index>) -> Self {
+        Bm25Leg { index }
+    }
+}
+
+impl RecallLeg for Bm25Leg {
+    fn leg(&self) -> Leg {
+        Leg::Bm25
+    }
+
+    fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
+        let hits = self
+            .index
+            .search(&q.text, &q.as_of, q.limit)
+            .map_err(LegError::from_display)?;
+        Ok(LegHits {
+            fingerprints: hits.into_iter().map(|(fp, _)| fp).collect(),
+            embed_ms: None,
+            note: None,
+        })
+    }
+}

@@ -1,0 +1,39 @@
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::embed::Embedder;
+use crate::index::vectors::VectorIndex;
+use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
+
+/// kNN over episode embeddings; the query embedding is timed on its own.
+pub struct SemanticLeg {
+    embedder: Arc<dyn Embedder>,
+    index: Arc<VectorIndex>,
+}
+
+impl SemanticLeg {
+    pub fn new(embedder: Arc<dyn Embedder>, index: Arc<VectorIndex>) -> Self {
+        SemanticLeg { embedder, index }
+    }
+}
+
+impl RecallLeg for SemanticLeg {
+    fn leg(&self) -> Leg {
+        Leg::Semantic
+    }
+
+    fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
+        let t0 = Instant::now();
+        let vector = self.embedder.embed(&q.text).map_err(LegError::from_display)?;
+        let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let hits = self
+            .index
+            .search(&vector, &q.as_of, q.limit)
+            .map_err(LegError::from_display)?;
+        Ok(LegHits {
+            fingerprints: hits.into_iter().map(|h| h.fingerprint).collect(),
+            embed_ms: Some(embed_ms),
+            note: Some(self.embedder.label()),
+        })
+    }
+}

@@ -1,0 +1,20 @@
+//! Recall: given an incident context, the related past incidents and why each ranked where it
+//! did. Three independent, fail-open legs (semantic kNN, BM25, graph BFS) fused by RRF.
+//!
+//! No LLM sits on this path, by construction: the legs see memory through
+//! [`crate::store::MemoryStore`], the indexes, and [`crate::embed::Embedder`], whose only
+//! operation turns text into a vector. Nothing here can reach a text-generation client.
+
+pub mod dictionary;
+mod engine;
+pub mod fusion;
+mod leg;
+pub mod legs;
+mod open;
+mod response;
+
+pub use engine::{DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, RecallEngine, RecallRequest};
+pub use fusion::{FusionPolicy, OrderKey};
+pub use leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
+pub use open::{RecallStack, StackOptions};
+pub use response::{LegReport, LegReports, LegStatus, RecallResponse, RecallResult};

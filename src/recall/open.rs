@@ -1,0 +1,122 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::engine::RecallEngine;
+use super::leg::{Leg, RecallLeg};
+use super::legs::{Bm25Leg, GraphLeg, SemanticLeg, UnavailableLeg};
+use crate::embed::Embedder;
+use crate::index::bm25::Bm25Index;
+use crate::index::vectors::VectorIndex;
+use crate::index::{IndexError, SyncReport, sync};
+use crate::store::MemoryStore;
+
+pub struct StackOptions {
+    /// Where the derived indexes live (`DATA/index`).
+    pub index_dir: PathBuf,
+    /// Bring the indexes up to date with the store before answering.
+    pub sync: bool,
+}
+
+/// The recall engine with its indexes, opened over a store. Any part that cannot open
+/// becomes a leg that fails open with the reason; opening never fails because of one leg.
+pub struct RecallStack {
+    pub engine: RecallEngine,
+    pub text: Option<Arc<Bm25Index>>,
+    pub vectors: Option<Arc<VectorIndex>>,
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub sync: SyncReport,
+    /// Things the user should know (an index rebuilt, a leg unavailable).
+    pub notices: Vec<String>,
+}
+
+impl RecallStack {
+    pub fn open(
+        store: Arc<dyn MemoryStore>,
+        embedder: Result<Arc<dyn Embedder>, String>,
+        options: &StackOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Self {
+        let mut notices = Vec::new();
+        let text = match Bm25Index::open(&options.index_dir.join("bm25")) {
+            Ok(t) => {
+                if let Some(why) = &t.rebuilt
+                    && store.stats().map(|s| s.episodes > 0).unwrap_or(false)
+                {
+                    notices.push(format!("text index {why}: rebuilding it from the store"));
+                }
+                Some(Arc::new(t))
+            }
+            Err(e) => {
+                notices.push(format!("text index unavailable: {e}"));
+                None
+            }
+        };
+        let (embedder, vectors) = match embedder {
+            Ok(e) => match VectorIndex::open(&options.index_dir, e.model(), e.dimension()) {
+                Ok(v) => (Some(e), Some(Arc::new(v))),
+                Err(err) => {
+                    notices.push(format!("semantic leg unavailable: {err}"));
+                    (Some(e), None)
+                }
+            },
+            Err(why) => {
+                notices.push(format!("semantic leg unavailable: {why}"));
+                (None, None)
+            }
+        };
+        let mut report = SyncReport::default();
+        if options.sync {
+            match sync_available(store.as_ref(), text.as_deref(), vectors.as_deref(), embedder.as_deref(), progress) {
+                Ok(r) => report = r,
+                Err(e) => notices.push(format!("index catch-up stopped: {e}")),
+            }
+        }
+        let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
+        match (&embedder, &vectors) {
+            (Some(e), Some(v)) => legs.push(Arc::new(SemanticLeg::new(e.clone(), v.clone()))),
+            _ => legs.push(Arc::new(UnavailableLeg {
+                leg: Leg::Semantic,
+                reason: notices
+                    .iter()
+                    .find(|n| n.starts_with("semantic"))
+                    .cloned()
+                    .unwrap_or_else(|| "semantic leg unavailable".into()),
+            })),
+        }
+        match &text {
+            Some(t) => legs.push(Arc::new(Bm25Leg::new(t.clone()))),
+            None => legs.push(Arc::new(UnavailableLeg {
+                leg: Leg::Bm25,
+                reason: "text index unavailable".into(),
+            })),
+        }
+        legs.push(Arc::new(GraphLeg::new(store.clone())));
+        let label = embedder
+            .as_ref()
+            .map(|e| e.label())
+            .unwrap_or_else(|| "no embedder".into());
+        RecallStack {
+            engine: RecallEngine::new(legs, store, label),
+            text,
+            vectors,
+            embedder,
+            sync: report,
+            notices,
+        }
+    }
+}
+
+/// Syncs whichever indexes are open.
+fn sync_available(
+    store: &dyn MemoryStore,
+    text: Option<&Bm25Index>,
+    vectors: Option<&VectorIndex>,
+    embedder: Option<&dyn Embedder>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SyncReport, IndexError> {
+    match (text, vectors, embedder) {
+        (Some(t), Some(v), Some(e)) => sync(store, t, v, e, progress),
+        _ => Ok(SyncReport::default()),
+    }
+}
+

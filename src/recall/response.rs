@@ -1,0 +1,104 @@
+use serde::Serialize;
+
+use super::fusion::{FusionPolicy, OrderKey, PerLeg};
+use super::leg::Leg;
+use crate::model::Timestamp;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LegStatus {
+    Ok,
+    Failed,
+    Timeout,
+    Disabled,
+}
+
+impl LegStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LegStatus::Ok => "ok",
+            LegStatus::Failed => "failed",
+            LegStatus::Timeout => "timeout",
+            LegStatus::Disabled => "disabled",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LegReport {
+    pub status: LegStatus,
+    pub hits: usize,
+    pub latency_ms: f64,
+    pub error: Option<String>,
+    /// Query embedding time (semantic leg), included in `latency_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embed_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl LegReport {
+    pub fn disabled() -> Self {
+        LegReport {
+            status: LegStatus::Disabled,
+            hits: 0,
+            latency_ms: 0.0,
+            error: None,
+            embed_ms: None,
+            note: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LegReports {
+    pub semantic: LegReport,
+    pub bm25: LegReport,
+    pub graph: LegReport,
+}
+
+impl LegReports {
+    pub fn get(&self, leg: Leg) -> &LegReport {
+        match leg {
+            Leg::Semantic => &self.semantic,
+            Leg::Bm25 => &self.bm25,
+            Leg::Graph => &self.graph,
+        }
+    }
+
+    pub fn get_mut(&mut self, leg: Leg) -> &mut LegReport {
+        match leg {
+            Leg::Semantic => &mut self.semantic,
+            Leg::Bm25 => &mut self.bm25,
+            Leg::Graph => &mut self.graph,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecallResult {
+    pub position: usize,
+    pub fingerprint: String,
+    pub legs_hit: usize,
+    pub rrf_score: f64,
+    pub concluded_at: Timestamp,
+    pub summary: String,
+    pub per_leg: PerLeg,
+    /// The ordering key that placed this result below the one before it.
+    pub decided_by: Option<OrderKey>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecallResponse {
+    pub query: String,
+    pub entities: Vec<String>,
+    pub valid_at: Timestamp,
+    pub known_at: Timestamp,
+    pub k: usize,
+    pub fusion: FusionPolicy,
+    pub embedder: String,
+    pub legs: LegReports,
+    pub results: Vec<RecallResult>,
+    /// Wall time of the whole recall, legs in parallel.
+    pub latency_ms: f64,
+}
