@@ -1,7 +1,9 @@
 //! Strata: the bi-temporal memory of an incident-response agent, and the tools to explore it.
 
+pub mod config;
 pub mod demo;
 pub mod embed;
+pub mod eval;
 pub mod import;
 pub mod index;
 pub mod ingest;

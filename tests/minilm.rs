@@ -22,7 +22,12 @@ fn reference() -> Vec<(String, Vec<f32>)> {
         .map(|r| {
             (
                 r["text"].as_str().unwrap().to_string(),
-                r["embedding"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect(),
+                r["embedding"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() as f32)
+                    .collect(),
             )
         })
         .collect()
@@ -36,7 +41,10 @@ fn assert_close(text: &str, got: &[f32], want: &[f32]) {
         .zip(want)
         .map(|(a, b)| (a - b).abs())
         .fold(0f32, f32::max);
-    assert!(worst <= 1e-4, "{text:?}: largest component difference {worst}");
+    assert!(
+        worst <= 1e-4,
+        "{text:?}: largest component difference {worst}"
+    );
 }
 
 #[test]

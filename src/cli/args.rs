@@ -2,7 +2,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use strata::embed::EmbedderKind;
 use strata::model::{EntityKey, Timestamp};
+use strata::recall::{FusionPolicy, LegSet};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -19,8 +21,33 @@ pub struct Cli {
     #[arg(long, global = true, env = "STRATA_NOW", value_name = "RFC3339", value_parser = parse_time)]
     pub now: Option<Timestamp>,
 
+    /// Config file [default: ~/.config/strata/config.toml]
+    #[arg(long, global = true, env = "STRATA_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// Which embedder recall and indexing use (flag > environment > config file > default).
+#[derive(Debug, Args)]
+pub struct EmbedderArgs {
+    /// minilm (local all-MiniLM-L6-v2, the default), openai (any /v1/embeddings server) or hash (model-free, for tests)
+    #[arg(long, global = true, env = "STRATA_EMBEDDER", value_enum)]
+    pub embedder: Option<EmbedderKind>,
+    /// Directory holding the MiniLM files [default: installed by scripts/install-model]
+    #[arg(long, global = true, env = "STRATA_MINILM_DIR", value_name = "DIR")]
+    pub minilm_dir: Option<PathBuf>,
+    /// OpenAI-compatible server root, e.g. http://127.0.0.1:11434
+    #[arg(long, global = true, env = "STRATA_OPENAI_URL", value_name = "URL")]
+    pub openai_url: Option<String>,
+    #[arg(long, global = true, env = "STRATA_OPENAI_MODEL", value_name = "MODEL")]
+    pub openai_model: Option<String>,
+    #[arg(long, global = true, env = "STRATA_OPENAI_DIMENSION", value_name = "N")]
+    pub openai_dimension: Option<usize>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +69,12 @@ pub enum Command {
     Stats(JsonFlag),
     /// Verify every index, reference and counter of the store
     Check(JsonFlag),
+    /// Recall related past incidents: three legs fused by RRF, with per-leg ranks
+    Recall(RecallArgs),
+    /// Replay labelled incidents through recall and report AC@1, AC@3, MRR, nDCG@10
+    Eval(EvalArgs),
+    /// Bring the BM25 and vector indexes up to date with the store
+    Index(JsonFlag),
     /// Benchmarks with JSON output
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -55,6 +88,52 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+pub struct RecallArgs {
+    /// The incident context: what is happening now
+    pub text: String,
+    /// An implicated entity (TYPE:REF); repeatable
+    #[arg(long = "entity", value_name = "TYPE:REF")]
+    pub entities: Vec<EntityKey>,
+    #[arg(long, default_value_t = 10)]
+    pub k: usize,
+    /// Valid time V [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub valid_at: Option<Timestamp>,
+    /// Knowledge time K: answer as memory would have then [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub known_at: Option<Timestamp>,
+    /// Legs to run, comma-separated
+    #[arg(long, default_value = "semantic,bm25,graph")]
+    pub legs: LegSet,
+    #[arg(long, value_enum, default_value_t = FusionPolicy::Rrf)]
+    pub fusion: FusionPolicy,
+    /// Per-leg timeout
+    #[arg(long, value_name = "MS")]
+    pub timeout_ms: Option<u64>,
+    /// Candidates each leg returns
+    #[arg(long, value_name = "N")]
+    pub leg_limit: Option<usize>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// A labelled set to replay against the current store (JSON array; see README).
+    /// Without it: the demo set on a fresh demo memory, and the postmortem set.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
+    /// The public postmortems for the second labelled set
+    #[arg(long, value_name = "DIR", env = "STRATA_POSTMORTEMS")]
+    pub postmortems: Option<PathBuf>,
+    /// Exit non-zero when any AC@1 falls more than 0.02 below this baseline (an earlier --json output)
+    #[arg(long, value_name = "BASELINE.json")]
+    pub gate: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
 pub struct JsonFlag {
     /// Print JSON instead of a table
     #[arg(long)]
@@ -65,6 +144,9 @@ pub struct JsonFlag {
 pub struct IngestArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Skip updating the recall indexes (they catch up on the next recall or `strata index`)
+    #[arg(long)]
+    pub no_index: bool,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -120,6 +202,22 @@ pub struct LineageArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// Per-leg and fused recall latency over generated memories (JSON)
+    Recall {
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000])]
+        episodes: Vec<usize>,
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Embedder latency for one query and throughput for a batch (JSON)
+    Embed {
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        #[arg(long, default_value_t = 512)]
+        batch: usize,
+    },
     /// Ingest throughput and open time of the embedded store at each size (JSON)
     Store {
         /// Comma-separated store sizes

@@ -1,33 +1,112 @@
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use color_eyre::eyre::{Result, eyre};
 use tracing_appender::non_blocking::WorkerGuard;
 
+use super::args::EmbedderArgs;
+use strata::config::{self, Config};
+use strata::embed::{self, Embedder, EmbedderConfig, EmbedderKind};
 use strata::model::Timestamp;
+use strata::recall::{RecallStack, StackOptions};
+use strata::store::MemoryStore;
 use strata::store::embedded::EmbeddedStore;
 
-/// What every command shares: where the data lives and what time it is.
+/// What every command shares: where the data lives, what time it is, which embedder.
 pub struct Context {
     pub data_dir: PathBuf,
     pub now: Timestamp,
+    pub config: Config,
+    pub embedder: EmbedderConfig,
 }
 
 impl Context {
-    pub fn new(data: Option<PathBuf>, now: Option<Timestamp>) -> Result<Self> {
+    pub fn new(
+        data: Option<PathBuf>,
+        now: Option<Timestamp>,
+        config_path: Option<PathBuf>,
+        args: EmbedderArgs,
+    ) -> Result<Self> {
         let data_dir = match data {
             Some(d) => d,
             None => directories::ProjectDirs::from("", "", "strata")
                 .map(|p| p.data_dir().to_path_buf())
                 .ok_or_else(|| eyre!("no home directory to put the data in; pass --data DIR"))?,
         };
+        let config = match (&config_path, config::default_path()) {
+            (Some(p), _) => Config::load(p, true)?,
+            (None, Some(p)) => Config::load(&p, false)?,
+            (None, None) => Config::default(),
+        };
+        let e = &config.embedder;
+        let embedder = EmbedderConfig {
+            kind: args.embedder.or(e.kind).unwrap_or(EmbedderKind::Minilm),
+            minilm_dir: args
+                .minilm_dir
+                .or_else(|| e.minilm_dir.clone())
+                .unwrap_or_else(|| embed::minilm_dir(Some(&data_dir))),
+            openai_url: args
+                .openai_url
+                .or_else(|| e.openai_url.clone())
+                .unwrap_or_else(|| "http://127.0.0.1:11434".into()),
+            openai_model: args
+                .openai_model
+                .or_else(|| e.openai_model.clone())
+                .unwrap_or_else(|| "bge-m3".into()),
+            openai_dimension: args.openai_dimension.or(e.openai_dimension).unwrap_or(1024),
+            openai_api_key: std::env::var("STRATA_OPENAI_API_KEY")
+                .ok()
+                .or_else(|| e.openai_api_key.clone()),
+        };
         Ok(Context {
             data_dir,
             now: now.unwrap_or_else(Timestamp::now),
+            config,
+            embedder,
         })
     }
 
     pub fn open_store(&self) -> Result<EmbeddedStore> {
         Ok(EmbeddedStore::open(&self.data_dir)?)
+    }
+
+    pub fn index_dir(&self) -> PathBuf {
+        self.data_dir.join("index")
+    }
+
+    pub fn build_embedder(&self) -> Result<Arc<dyn Embedder>, String> {
+        embed::build(&self.embedder)
+            .map(Arc::from)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Opens recall over `store`, catching the indexes up with progress on stderr, and
+    /// printing what the user should know.
+    pub fn open_recall(&self, store: Arc<dyn MemoryStore>) -> RecallStack {
+        let mut progress = progress_printer("indexing");
+        let stack = RecallStack::open(
+            store,
+            self.build_embedder(),
+            &StackOptions {
+                index_dir: self.index_dir(),
+                sync: true,
+            },
+            &mut progress,
+        );
+        for notice in &stack.notices {
+            eprintln!("note: {notice}");
+        }
+        let mut engine_timeout = stack.engine.timeout;
+        if let Some(ms) = self.config.recall.timeout_ms {
+            engine_timeout = std::time::Duration::from_millis(ms);
+        }
+        let mut stack = stack;
+        stack.engine.timeout = engine_timeout;
+        if let Some(n) = self.config.recall.leg_limit {
+            stack.engine.leg_limit = n;
+        }
+        stack
     }
 
     /// Logs go to `strata.log` in the data directory, never to the terminal.
@@ -44,5 +123,25 @@ impl Context {
             .try_init()
             .ok()?;
         Some(guard)
+    }
+}
+
+/// `label: done/total` on stderr: rewritten in place on a terminal, every 10% otherwise.
+pub fn progress_printer(label: &'static str) -> impl FnMut(u64, u64) {
+    let tty = std::io::stderr().is_terminal();
+    let mut last_decile = None;
+    move |done: u64, total: u64| {
+        if tty {
+            eprint!("\r{label}: {done}/{total}");
+            if done >= total {
+                eprintln!();
+            }
+        } else {
+            let decile = (done * 10).checked_div(total).unwrap_or(10);
+            if last_decile != Some(decile) {
+                eprintln!("{label}: {done}/{total}");
+                last_decile = Some(decile);
+            }
+        }
     }
 }

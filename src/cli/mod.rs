@@ -14,7 +14,7 @@ use args::Command;
 use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let ctx = Context::new(cli.data, cli.now)?;
+    let ctx = Context::new(cli.data, cli.now, cli.config, cli.embedder)?;
     let _log_guard = ctx.init_logging();
     match cli.command {
         None => commands::launch::run(&ctx),
@@ -26,6 +26,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Lineage(a)) => commands::lineage::run(&ctx, &a),
         Some(Command::Stats(a)) => commands::stats::run(&ctx, a.json),
         Some(Command::Check(a)) => commands::check::run(&ctx, a.json),
+        Some(Command::Recall(a)) => commands::recall::run(&ctx, &a),
+        Some(Command::Eval(a)) => commands::eval::run(&ctx, &a),
+        Some(Command::Index(a)) => commands::index::run(&ctx, a.json),
         Some(Command::Bench(b)) => commands::bench::run(&ctx, &b),
         Some(Command::Synthesize { episodes, start }) => commands::synthesize::run(start, episodes),
     }

@@ -28,9 +28,10 @@ fn required(dir: &Path, name: &str) -> Result<PathBuf, EmbedError> {
     } else {
         Err(EmbedError::ModelMissing {
             path,
-            hint: "install it with scripts/install-model (run by scripts/strata and scripts/test), \
+            hint:
+                "install it with scripts/install-model (run by scripts/strata and scripts/test), \
                    or pick another embedder with --embedder hash|openai"
-                .into(),
+                    .into(),
         })
     }
 }
@@ -43,10 +44,9 @@ impl MiniLmEmbedder {
         let weights_path = required(dir, "model.safetensors")?;
         let load = |e: &dyn std::fmt::Display| EmbedError::Load(e.to_string());
 
-        let config: Config = serde_json::from_str(
-            &std::fs::read_to_string(&config_path).map_err(|e| load(&e))?,
-        )
-        .map_err(|e| load(&e))?;
+        let config: Config =
+            serde_json::from_str(&std::fs::read_to_string(&config_path).map_err(|e| load(&e))?)
+                .map_err(|e| load(&e))?;
         let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| load(&e))?;
         // The shipped tokenizer pads every input to 128 tokens; pad only to the longest input
         // of a batch, and let the attention mask keep padding out of the pooled mean.

@@ -1,6 +1,7 @@
 //! Text to vectors. Recall's only model interface: an [`Embedder`] turns text into a vector
 //! and can do nothing else, so no text generation can sit on the recall path.
 
+mod cached;
 mod hash;
 mod minilm;
 mod openai;
@@ -9,6 +10,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+pub use cached::CachedEmbedder;
 pub use hash::HashEmbedder;
 pub use minilm::{MINILM_DIMENSION, MINILM_MODEL, MiniLmEmbedder};
 pub use openai::OpenAiEmbedder;
@@ -28,7 +30,7 @@ pub enum EmbedError {
 }
 
 /// Which implementation, for flags and for labelling results.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedderKind {
     /// all-MiniLM-L6-v2, run locally (the default)
@@ -106,9 +108,11 @@ pub fn minilm_dir(data_dir: Option<&std::path::Path>) -> PathBuf {
     if let Some(d) = data_dir.map(under).filter(|d| d.is_dir()) {
         return d;
     }
-    let home = std::env::var_os("STRATA_DATA_HOME").map(PathBuf::from).or_else(|| {
-        directories::ProjectDirs::from("", "", "strata").map(|p| p.data_dir().to_path_buf())
-    });
+    let home = std::env::var_os("STRATA_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| {
+            directories::ProjectDirs::from("", "", "strata").map(|p| p.data_dir().to_path_buf())
+        });
     home.map(|h| under(&h))
         .unwrap_or_else(|| PathBuf::from("models").join(MINILM_MODEL))
 }

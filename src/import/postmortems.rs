@@ -48,8 +48,26 @@ pub enum ImportError {
     Write(#[from] IngestFailure),
 }
 
+/// When the store is said to have learned of each postmortem.
+#[derive(Clone, Copy, Debug)]
+pub enum KnowledgeTime {
+    /// All at once, now (an import today).
+    At(Timestamp),
+    /// Each this many milliseconds after its incident concluded (replaying history).
+    AfterConclusion(i64),
+}
+
+impl KnowledgeTime {
+    fn of(self, concluded_at: Timestamp) -> Timestamp {
+        match self {
+            KnowledgeTime::At(t) => t,
+            KnowledgeTime::AfterConclusion(ms) => concluded_at.plus_millis(ms),
+        }
+    }
+}
+
 /// Converts every `*.json` under `dir` (sorted, so the result is deterministic).
-pub fn convert_dir(dir: &Path, now: Timestamp) -> Result<Converted, ImportError> {
+pub fn convert_dir(dir: &Path, known: KnowledgeTime) -> Result<Converted, ImportError> {
     let mut files = Vec::new();
     collect_json(dir, &mut files)?;
     files.sort();
@@ -93,7 +111,8 @@ pub fn convert_dir(dir: &Path, now: Timestamp) -> Result<Converted, ImportError>
             };
             match ingest::parse_record(&value) {
                 Ok(draft) => {
-                    if let Err(e) = builder.push(format!("{name}#{id}"), draft, now) {
+                    let ingested_at = known.of(draft.concluded_at);
+                    if let Err(e) = builder.push(format!("{name}#{id}"), draft, ingested_at) {
                         converted.skipped.push(skip(&id, e.message));
                     }
                 }
@@ -118,7 +137,7 @@ pub fn import_dir(
     dir: &Path,
     now: Timestamp,
 ) -> Result<ImportReport, ImportError> {
-    let converted = convert_dir(dir, now)?;
+    let converted = convert_dir(dir, KnowledgeTime::At(now))?;
     let records_seen = converted.batch.items.len() + converted.skipped.len();
     let applied = ingest::write(store, &converted.batch)?;
     Ok(ImportReport {

@@ -91,7 +91,8 @@ impl Bm25Index {
             Some(index) => index,
             None => {
                 if existing {
-                    let aside = dir.with_extension(format!("corrupt-{}", Timestamp::now().millis()));
+                    let aside =
+                        dir.with_extension(format!("corrupt-{}", Timestamp::now().millis()));
                     std::fs::rename(dir, &aside).map_err(|e| err(&e))?;
                     tracing::warn!(from = %dir.display(), to = %aside.display(), "moved the text index aside");
                 }
@@ -141,8 +142,7 @@ impl Bm25Index {
         let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
         let f = self.fields;
         for d in docs {
-            writer
-                .delete_term(Term::from_field_text(f.fingerprint, d.fingerprint));
+            writer.delete_term(Term::from_field_text(f.fingerprint, d.fingerprint));
             let mut doc = TantivyDocument::default();
             doc.add_text(f.fingerprint, d.fingerprint);
             doc.add_text(f.body, d.text);
@@ -158,9 +158,17 @@ impl Bm25Index {
     }
 
     /// BM25 over the query's terms, limited to documents known at K and begun by V.
-    pub fn search(&self, text: &str, as_of: &AsOf, limit: usize) -> Result<Vec<(String, f32)>, IndexError> {
+    pub fn search(
+        &self,
+        text: &str,
+        as_of: &AsOf,
+        limit: usize,
+    ) -> Result<Vec<(String, f32)>, IndexError> {
         let f = self.fields;
-        let mut analyzer = self.index.tokenizer_for_field(f.body).map_err(|e| self.err(&e))?;
+        let mut analyzer = self
+            .index
+            .tokenizer_for_field(f.body)
+            .map_err(|e| self.err(&e))?;
         let mut terms: Vec<Term> = Vec::new();
         let mut stream = analyzer.token_stream(text);
         while let Some(token) = stream.next() {
@@ -186,10 +194,16 @@ impl Bm25Index {
                 Bound::Unbounded,
                 Bound::Included(Term::from_field_i64(field, t.millis())),
             );
-            (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(range), 0.0)))
+            (
+                Occur::Must,
+                Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
+            )
         };
         let query = BooleanQuery::new(vec![
-            (Occur::Must, Box::new(BooleanQuery::new(should)) as Box<dyn Query>),
+            (
+                Occur::Must,
+                Box::new(BooleanQuery::new(should)) as Box<dyn Query>,
+            ),
             until(f.ingested_at, as_of.known_at),
             until(f.t_valid, as_of.valid_at),
         ]);

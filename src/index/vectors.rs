@@ -1,8 +1,8 @@
 //! The embedded vector index: one redb file per embedding model, recording the model and
 //! dimension, loaded into one contiguous matrix for exact cosine search.
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
@@ -41,7 +41,8 @@ impl Matrix {
             self.data[i * d..(i + 1) * d].copy_from_slice(vector);
             return;
         }
-        self.positions.insert(fingerprint.to_string(), self.fingerprints.len());
+        self.positions
+            .insert(fingerprint.to_string(), self.fingerprints.len());
         self.fingerprints.push(fingerprint.to_string());
         self.ingested_at.push(ingested_at);
         self.t_valid.push(t_valid);
@@ -81,7 +82,13 @@ impl Ord for HeapItem {
 fn slug(model: &str) -> String {
     model
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
@@ -105,7 +112,10 @@ impl VectorIndex {
             match read.open_table(META) {
                 Ok(meta) => {
                     let get = |k: &str| -> Result<Option<String>, IndexError> {
-                        Ok(meta.get(k).map_err(|e| err(&e))?.map(|v| v.value().to_string()))
+                        Ok(meta
+                            .get(k)
+                            .map_err(|e| err(&e))?
+                            .map(|v| v.value().to_string()))
                     };
                     (get("model")?, get("dimension")?)
                 }
@@ -242,13 +252,23 @@ impl VectorIndex {
         txn.commit().map_err(|e| self.err(&e))?;
         let mut m = self.matrix.write().map_err(|e| self.err(&e))?;
         for r in rows {
-            m.push(&r.fingerprint, r.ingested_at.millis(), r.t_valid.millis(), &r.vector);
+            m.push(
+                &r.fingerprint,
+                r.ingested_at.millis(),
+                r.t_valid.millis(),
+                &r.vector,
+            );
         }
         Ok(())
     }
 
     /// Exact cosine kNN (vectors are unit length) over vectors known at K and begun by V.
-    pub fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
+    pub fn search(
+        &self,
+        query: &[f32],
+        as_of: &AsOf,
+        limit: usize,
+    ) -> Result<Vec<Scored>, IndexError> {
         if query.len() != self.dimension {
             return Err(IndexError::Dimension {
                 expected: self.dimension,
@@ -275,7 +295,11 @@ impl VectorIndex {
                 score,
             })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.fingerprint.cmp(&b.fingerprint)));
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.fingerprint.cmp(&b.fingerprint))
+        });
         Ok(hits)
     }
 }

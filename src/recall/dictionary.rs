@@ -87,7 +87,8 @@ mod tests {
             EntityKey::new("host", "node-a").unwrap(),
             EntityKey::new("service", "db").unwrap(),
         ]);
-        let found = d.find("PgBouncer pool exhausted in front of Postgres on node-a; postgresql fine; db");
+        let found =
+            d.find("PgBouncer pool exhausted in front of Postgres on node-a; postgresql fine; db");
         let refs: Vec<_> = found.iter().map(|k| k.entity_ref.as_str()).collect();
         assert_eq!(refs, ["pgbouncer", "postgres", "node-a"]);
         assert!(d.find("postgresql only").is_empty());

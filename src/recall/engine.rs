@@ -70,17 +70,22 @@ impl RecallEngine {
             }
             let leg = leg.clone();
             let q = query.clone();
-            let t0 = Instant::now();
-            let handle = tokio::task::spawn_blocking(move || leg.search(&q));
-            tasks.push((kind, t0, tokio::time::timeout(self.timeout, handle)));
+            let handle = tokio::task::spawn_blocking(move || {
+                let t0 = Instant::now();
+                let result = leg.search(&q);
+                (result, t0.elapsed().as_secs_f64() * 1e3)
+            });
+            tasks.push((kind, tokio::time::timeout(self.timeout, handle)));
         }
         let mut lists: Vec<(Leg, Vec<String>)> = Vec::new();
-        for (kind, t0, task) in tasks {
+        for (kind, task) in tasks {
             let outcome = task.await;
-            let latency_ms = t0.elapsed().as_secs_f64() * 1e3;
             let report = reports.get_mut(kind);
-            report.latency_ms = latency_ms;
-            match outcome {
+            report.latency_ms = self.timeout.as_secs_f64() * 1e3;
+            if let Ok(Ok((_, ms))) = &outcome {
+                report.latency_ms = *ms;
+            }
+            match outcome.map(|r| r.map(|(result, _)| result)) {
                 Ok(Ok(Ok(LegHits {
                     fingerprints,
                     embed_ms,
@@ -102,10 +107,8 @@ impl RecallEngine {
                 }
                 Err(_) => {
                     report.status = LegStatus::Timeout;
-                    report.error = Some(format!(
-                        "no answer within {} ms",
-                        self.timeout.as_millis()
-                    ));
+                    report.error =
+                        Some(format!("no answer within {} ms", self.timeout.as_millis()));
                 }
             }
             if report.status != LegStatus::Ok {
@@ -146,7 +149,11 @@ impl RecallEngine {
             .collect();
         RecallResponse {
             query: request.text.clone(),
-            entities: request.entities.iter().map(|e| format!("{}:{}", e.entity_type, e.entity_ref)).collect(),
+            entities: request
+                .entities
+                .iter()
+                .map(|e| format!("{}:{}", e.entity_type, e.entity_ref))
+                .collect(),
             valid_at: request.as_of.valid_at,
             known_at: request.as_of.known_at,
             k: request.k,

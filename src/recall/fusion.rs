@@ -12,7 +12,9 @@ use crate::model::Timestamp;
 
 pub const RRF_K: f64 = 60.0;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FusionPolicy {
     /// score ↓, legs hit ↓, concluded_at ↓, fingerprint ↑
@@ -228,7 +230,12 @@ mod tests {
             (Leg::Bm25, fps(&["B", "A"])),
             (Leg::Graph, fps(&["C"])),
         ];
-        let out = rrf(&lists, &times(&[("A", 1), ("B", 2), ("C", 3)]), FusionPolicy::Rrf, 10);
+        let out = rrf(
+            &lists,
+            &times(&[("A", 1), ("B", 2), ("C", 3)]),
+            FusionPolicy::Rrf,
+            10,
+        );
         let a = out.iter().find(|f| f.fingerprint == "A").unwrap();
         assert!((a.rrf_score - (1.0 / 60.0 + 1.0 / 61.0)).abs() < 1e-15);
         assert_eq!(a.per_leg.semantic.unwrap().rank, 0);
@@ -252,8 +259,14 @@ mod tests {
         // X is first in one leg; Y is found by two legs at low ranks; Z by two legs, newer.
         let lists = vec![
             (Leg::Semantic, fps(&["X", "P1", "P2", "P3", "P4", "Y"])),
-            (Leg::Bm25, fps(&["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Y", "Z"])),
-            (Leg::Graph, fps(&["R1", "R2", "R3", "R4", "R5", "R6", "R7", "Z"])),
+            (
+                Leg::Bm25,
+                fps(&["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Y", "Z"]),
+            ),
+            (
+                Leg::Graph,
+                fps(&["R1", "R2", "R3", "R4", "R5", "R6", "R7", "Z"]),
+            ),
         ];
         let t = times(&[("X", 100), ("Y", 10), ("Z", 20)]);
         let seed = rrf(&lists, &t, FusionPolicy::Seed, 3);
@@ -265,7 +278,10 @@ mod tests {
         let plain = rrf(&lists, &t, FusionPolicy::Rrf, 20);
         let y = plain.iter().find(|f| f.fingerprint == "Y").unwrap();
         let x = plain.iter().find(|f| f.fingerprint == "X").unwrap();
-        assert!(y.rrf_score > x.rrf_score, "two legs at ranks 5 and 6 outscore one first place");
+        assert!(
+            y.rrf_score > x.rrf_score,
+            "two legs at ranks 5 and 6 outscore one first place"
+        );
         for w in plain.windows(2) {
             assert!(score_key(w[0].rrf_score) >= score_key(w[1].rrf_score));
         }
@@ -274,12 +290,18 @@ mod tests {
     #[test]
     fn rrf_keeps_an_older_exact_match_above_a_recent_weak_one() {
         let lists = vec![
-            (Leg::Semantic, fps(&["OLD", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "NEW"])),
+            (
+                Leg::Semantic,
+                fps(&["OLD", "F1", "F2", "F3", "F4", "F5", "F6", "F7", "NEW"]),
+            ),
             (Leg::Bm25, fps(&["OLD", "F8", "F9", "NEW"])),
         ];
         let t = times(&[("OLD", 1), ("NEW", 1000)]);
         let seed = rrf(&lists, &t, FusionPolicy::Seed, 2);
-        assert_eq!(seed[0].fingerprint, "NEW", "seed: recency among equal breadth");
+        assert_eq!(
+            seed[0].fingerprint, "NEW",
+            "seed: recency among equal breadth"
+        );
         let plain = rrf(&lists, &t, FusionPolicy::Rrf, 2);
         assert_eq!(plain[0].fingerprint, "OLD", "rrf: the exact match leads");
     }
@@ -297,7 +319,11 @@ mod tests {
             let again = rrf(&lists, &t, policy, 10);
             assert_eq!(full, again);
             for w in full.windows(2) {
-                assert_eq!(compare(policy, &w[0], &w[1]).0, Ordering::Less, "strict: no ties left");
+                assert_eq!(
+                    compare(policy, &w[0], &w[1]).0,
+                    Ordering::Less,
+                    "strict: no ties left"
+                );
             }
             let top2 = rrf(&lists, &t, policy, 2);
             assert_eq!(top2.len(), 2);
@@ -306,7 +332,10 @@ mod tests {
         }
         // Equal scores, legs and times: the fingerprint decides.
         let full = rrf(&lists, &t, FusionPolicy::Rrf, 10);
-        let tied: Vec<_> = full.iter().filter(|f| f.decided_by == Some(OrderKey::Fingerprint)).collect();
+        let tied: Vec<_> = full
+            .iter()
+            .filter(|f| f.decided_by == Some(OrderKey::Fingerprint))
+            .collect();
         assert!(!tied.is_empty());
     }
 }

@@ -44,7 +44,9 @@ impl FromStr for Leg {
             "semantic" => Ok(Leg::Semantic),
             "bm25" => Ok(Leg::Bm25),
             "graph" => Ok(Leg::Graph),
-            other => Err(format!("unknown leg {other:?}; expected semantic, bm25 or graph")),
+            other => Err(format!(
+                "unknown leg {other:?}; expected semantic, bm25 or graph"
+            )),
         }
     }
 }

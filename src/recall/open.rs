@@ -66,7 +66,13 @@ impl RecallStack {
         };
         let mut report = SyncReport::default();
         if options.sync {
-            match sync_available(store.as_ref(), text.as_deref(), vectors.as_deref(), embedder.as_deref(), progress) {
+            match sync_available(
+                store.as_ref(),
+                text.as_deref(),
+                vectors.as_deref(),
+                embedder.as_deref(),
+                progress,
+            ) {
                 Ok(r) => report = r,
                 Err(e) => notices.push(format!("index catch-up stopped: {e}")),
             }
@@ -119,4 +125,3 @@ fn sync_available(
         _ => Ok(SyncReport::default()),
     }
 }
-

@@ -30,45 +30,70 @@ struct StoreBench {
 }
 
 pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
-    let BenchCommand::Store {
-        episodes,
-        batch,
-        dir,
-    } = command;
+    match command {
+        BenchCommand::Store {
+            episodes,
+            batch,
+            dir,
+        } => run_store(ctx, episodes, *batch, dir.as_deref()),
+        BenchCommand::Recall {
+            episodes,
+            queries,
+            dir,
+        } => super::bench_recall::run(ctx, episodes, *queries, dir.as_deref()),
+        BenchCommand::Embed { queries, batch } => {
+            super::bench_recall::run_embed(ctx, *queries, *batch)
+        }
+    }
+}
+
+fn run_store(
+    ctx: &Context,
+    episodes: &[usize],
+    batch: usize,
+    dir: Option<&Path>,
+) -> Result<ExitCode> {
     let mut results = Vec::new();
     for &n in episodes {
-        let tmp = tempfile::Builder::new()
-            .prefix("strata-bench")
-            .tempdir_in(dir.clone().unwrap_or_else(std::env::temp_dir))?;
+        let tmp = scratch_dir(dir)?;
         eprintln!("bench store: {n} episodes in batches of {batch}");
-        results.push(bench_store(ctx, tmp.path(), n, (*batch).max(1))?);
+        results.push(bench_store(ctx, tmp.path(), n, batch.max(1))?);
     }
     print_json(&serde_json::json!({ "bench": "store", "results": results }))?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn bench_store(ctx: &Context, dir: &Path, n: usize, batch: usize) -> Result<StoreBench> {
+pub fn scratch_dir(dir: Option<&Path>) -> Result<tempfile::TempDir> {
+    Ok(tempfile::Builder::new()
+        .prefix("strata-bench")
+        .tempdir_in(dir.map_or_else(std::env::temp_dir, Path::to_path_buf))?)
+}
+
+/// Writes synthetic records `0..n` through the real ingest path in batches.
+pub fn fill(ctx: &Context, store: &EmbeddedStore, n: usize, batch: usize) -> Result<(f64, f64)> {
     let (mut validate, mut write) = (0.0f64, 0.0f64);
-    {
-        let store = EmbeddedStore::open(dir)?;
-        let mut start = 0;
-        while start < n {
-            let end = (start + batch).min(n);
-            let mut text = String::new();
-            for i in start..end {
-                text.push_str(&serde_json::to_string(&strata::synthetic::record(i))?);
-                text.push('\n');
-            }
-            let t0 = Instant::now();
-            let prepared = ingest::prepare_text("bench", &text, ctx.now)?;
-            let t1 = Instant::now();
-            ingest::write(&store, &prepared.batch)?;
-            validate += (t1 - t0).as_secs_f64();
-            write += t1.elapsed().as_secs_f64();
-            start = end;
-            eprintln!("  {end}/{n} written");
+    let mut start = 0;
+    while start < n {
+        let end = (start + batch).min(n);
+        let mut text = String::new();
+        for i in start..end {
+            text.push_str(&serde_json::to_string(&strata::synthetic::record(i))?);
+            text.push('\n');
         }
+        let t0 = Instant::now();
+        let prepared = ingest::prepare_text("bench", &text, ctx.now)?;
+        let t1 = Instant::now();
+        ingest::write(store, &prepared.batch)?;
+        validate += (t1 - t0).as_secs_f64();
+        write += t1.elapsed().as_secs_f64();
+        start = end;
+        eprintln!("  {end}/{n} written");
     }
+    Ok((validate, write))
+}
+
+fn bench_store(ctx: &Context, dir: &Path, n: usize, batch: usize) -> Result<StoreBench> {
+    let (validate, write) = fill(ctx, &EmbeddedStore::open(dir)?, n, batch)?;
     let mut opens = Vec::new();
     let mut first_page = 0.0;
     for _ in 0..5 {

@@ -6,8 +6,15 @@ use crate::cli::context::Context;
 use crate::cli::output::print_json;
 
 pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
-    let store = ctx.open_store()?;
-    let report = strata::demo::seed(&store)?;
+    let store = std::sync::Arc::new(ctx.open_store()?);
+    let report = strata::demo::seed(store.as_ref())?;
+    let stack = ctx.open_recall(store);
+    eprintln!(
+        "recall indexes: {} texts, {} vectors added ({})",
+        stack.sync.text_indexed,
+        stack.sync.vectors_embedded,
+        stack.engine.embedder_label()
+    );
     if json {
         print_json(&report)?;
     } else {

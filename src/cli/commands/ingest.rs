@@ -20,7 +20,7 @@ struct FileReport {
 /// Each file is validated whole, then written as one transaction; a bad file writes nothing
 /// and the files after it are not attempted.
 pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
-    let store = ctx.open_store()?;
+    let store = std::sync::Arc::new(ctx.open_store()?);
     let mut reports = Vec::new();
     let total = args.files.len();
     for (n, path) in args.files.iter().enumerate() {
@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
                 n + 1,
                 prepared.batch.items.len()
             );
-            ingest::write(&store, &prepared.batch).map(|r| (r, prepared.duplicates))
+            ingest::write(store.as_ref(), &prepared.batch).map(|r| (r, prepared.duplicates))
         });
         match result {
             Ok((applied, duplicates)) => {
@@ -62,6 +62,13 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
             }
             Err(other) => return Err(other.into()),
         }
+    }
+    if !args.no_index && reports.iter().any(|r| r.applied.new_episodes > 0) {
+        let stack = ctx.open_recall(store);
+        eprintln!(
+            "recall indexes: {} texts, {} vectors added",
+            stack.sync.text_indexed, stack.sync.vectors_embedded
+        );
     }
     if args.out.json {
         print_json(&reports)?;

@@ -1,11 +1,15 @@
 pub mod bench;
+pub mod bench_recall;
 pub mod check;
 pub mod demo;
+pub mod eval;
 pub mod facts;
 pub mod import;
+pub mod index;
 pub mod ingest;
 pub mod launch;
 pub mod lineage;
+pub mod recall;
 pub mod stats;
 pub mod synthesize;
 pub mod timeline;

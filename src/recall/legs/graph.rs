@@ -89,7 +89,11 @@ impl RecallLeg for GraphLeg {
             if seeds.is_empty() {
                 "none".to_string()
             } else {
-                seeds.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ")
+                seeds
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             }
         ));
         let mut found: HashMap<String, Candidate> = HashMap::new();
@@ -97,7 +101,10 @@ impl RecallLeg for GraphLeg {
             for fp in self.episodes_about(seed, &q.as_of, None)? {
                 found
                     .entry(fp)
-                    .or_insert_with(|| Candidate { hop: 1, shared: BTreeSet::new() })
+                    .or_insert_with(|| Candidate {
+                        hop: 1,
+                        shared: BTreeSet::new(),
+                    })
                     .shared
                     .insert(seed.clone());
             }
@@ -119,23 +126,24 @@ impl RecallLeg for GraphLeg {
                     .supersedes(&fp)
                     .map_err(LegError::from_display)?
                     .into_iter()
-                    .map(|s| (s.entity, s.prior, s.ingested_at))
+                    .map(|s| (s.entity, s.prior, s.ingested_at, s.t_valid))
                     .chain(
                         self.store
                             .superseded_by(&fp)
                             .map_err(LegError::from_display)?
                             .into_iter()
-                            .map(|s| (s.entity, s.episode, s.ingested_at)),
+                            .map(|s| (s.entity, s.episode, s.ingested_at, s.t_valid)),
                     );
-                for (entity, other, recorded) in lineage {
-                    if q.as_of.knows(recorded) {
+                for (entity, other, recorded, closed_at) in lineage {
+                    if q.as_of.knows(recorded) && closed_at <= q.as_of.valid_at {
                         bridges.push((entity, other));
                     }
                 }
                 for (entity, other) in bridges {
-                    let c = found
-                        .entry(other)
-                        .or_insert_with(|| Candidate { hop: 2, shared: BTreeSet::new() });
+                    let c = found.entry(other).or_insert_with(|| Candidate {
+                        hop: 2,
+                        shared: BTreeSet::new(),
+                    });
                     if c.hop == 2 {
                         c.shared.insert(entity);
                     }

@@ -24,7 +24,10 @@ impl RecallLeg for SemanticLeg {
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
         let t0 = Instant::now();
-        let vector = self.embedder.embed(&q.text).map_err(LegError::from_display)?;
+        let vector = self
+            .embedder
+            .embed(&q.text)
+            .map_err(LegError::from_display)?;
         let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
         let hits = self
             .index

@@ -122,7 +122,11 @@ impl EmbeddedStore {
         for fp in facts_per_episode.keys() {
             problems.push(format!("facts name a missing episode {fp:?}"));
         }
-        let log_len = txn.open_table(INGEST_LOG).map_err(backend)?.len().map_err(backend)?;
+        let log_len = txn
+            .open_table(INGEST_LOG)
+            .map_err(backend)?
+            .len()
+            .map_err(backend)?;
         if log_len != report.checked_episodes {
             problems.push(format!(
                 "ingest log has {log_len} rows for {} episodes",

@@ -180,15 +180,25 @@ impl MemoryStore for EmbeddedStore {
         let log = txn.open_table(INGEST_LOG).map_err(backend)?;
         let episodes = txn.open_table(EPISODES).map_err(backend)?;
         let mut out = Vec::new();
-        for row in log.range(after.saturating_add(1)..).map_err(backend)?.take(limit) {
+        for row in log
+            .range(after.saturating_add(1)..)
+            .map_err(backend)?
+            .take(limit)
+        {
             let (seq, fp) = row.map_err(backend)?;
             let fp = fp.value();
-            let bytes = episodes.get(fp).map_err(backend)?.ok_or_else(|| StoreError::Corrupt {
-                table: "ingest_log",
-                key: fp.to_string(),
-                message: "log row without an episode".into(),
-            })?;
-            out.push((seq.value(), decode("episodes", fp.as_bytes(), bytes.value())?));
+            let bytes = episodes
+                .get(fp)
+                .map_err(backend)?
+                .ok_or_else(|| StoreError::Corrupt {
+                    table: "ingest_log",
+                    key: fp.to_string(),
+                    message: "log row without an episode".into(),
+                })?;
+            out.push((
+                seq.value(),
+                decode("episodes", fp.as_bytes(), bytes.value())?,
+            ));
         }
         Ok(out)
     }

@@ -1,0 +1,233 @@
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, eyre};
+use serde::Serialize;
+
+use super::bench::{fill, scratch_dir};
+use crate::cli::context::{Context, progress_printer};
+use crate::cli::output::print_json;
+use strata::embed::{self, CachedEmbedder, Embedder, EmbedderKind, HashEmbedder};
+use strata::model::{AsOf, EntityKey};
+use strata::recall::{
+    FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
+};
+use strata::store::embedded::EmbeddedStore;
+
+#[derive(Serialize, Default)]
+struct Percentiles {
+    p50: f64,
+    p95: f64,
+    max: f64,
+}
+
+fn percentiles(mut v: Vec<f64>) -> Percentiles {
+    if v.is_empty() {
+        return Percentiles::default();
+    }
+    v.sort_by(f64::total_cmp);
+    let at = |p: f64| v[(((v.len() - 1) as f64) * p).round() as usize];
+    Percentiles {
+        p50: at(0.5),
+        p95: at(0.95),
+        max: at(1.0),
+    }
+}
+
+#[derive(Serialize)]
+struct RecallBench {
+    episodes: usize,
+    queries: usize,
+    index_build_seconds: f64,
+    vector_search: &'static str,
+    semantic_ms: Percentiles,
+    bm25_ms: Percentiles,
+    graph_ms: Percentiles,
+    fused_ms: Percentiles,
+    query_embedding_ms: Percentiles,
+    legs_not_ok: usize,
+    target_fused_p95_ms: f64,
+    meets_target: bool,
+}
+
+const QUERIES: &[(&str, &str)] = &[
+    (
+        "login loop after the session secret was rotated on authelia",
+        "service:authelia",
+    ),
+    (
+        "pgbouncer connection pool exhausted, postgres refusing connections",
+        "service:pgbouncer",
+    ),
+    ("certificate expired on the caddy ingress", "service:caddy"),
+    (
+        "write-ahead log volume is full on postgres",
+        "service:postgres",
+    ),
+    (
+        "qdrant rejects vectors: dimension mismatch after model upgrade",
+        "service:qdrant",
+    ),
+    (
+        "nats stream hit its retention limit and dropped messages",
+        "service:nats",
+    ),
+    (
+        "argocd synced the wrong environment values",
+        "service:argocd",
+    ),
+    (
+        "falkordb out of memory on a deep traversal",
+        "service:falkordb",
+    ),
+];
+
+/// Recall latency over synthetic memories. Vectors come from the 384-d hash embedder (MiniLM
+/// would need hours to embed 100k episodes here); search cost depends on the dimension, not
+/// the model. Query embeddings are computed before timing and reported on their own.
+pub fn run(ctx: &Context, sizes: &[usize], queries: usize, dir: Option<&Path>) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()?;
+    let mut results = Vec::new();
+    for &n in sizes {
+        let tmp = scratch_dir(dir)?;
+        eprintln!("bench recall: {n} episodes");
+        let store = Arc::new(EmbeddedStore::open(&tmp.path().join("store"))?);
+        fill(ctx, &store, n, 10_000)?;
+        let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
+        let cached = Arc::new(CachedEmbedder::new(hash.clone()));
+        let t0 = Instant::now();
+        let mut progress = progress_printer("  indexing");
+        let mut stack = RecallStack::open(
+            store,
+            Ok(cached.clone() as Arc<dyn Embedder>),
+            &StackOptions {
+                index_dir: tmp.path().join("index"),
+                sync: true,
+            },
+            &mut progress,
+        );
+        let build = t0.elapsed().as_secs_f64();
+        stack.engine.timeout = Duration::from_secs(10);
+        let mut embed_ms = Vec::new();
+        for (text, _) in QUERIES {
+            let t = Instant::now();
+            hash.embed(text).map_err(|e| eyre!("{e}"))?;
+            embed_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            cached.embed(text).map_err(|e| eyre!("{e}"))?;
+        }
+        let (mut sem, mut bm, mut gr, mut fused) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut not_ok = 0;
+        let last = stack.engine.embedder_label().to_string();
+        for q in 0..queries {
+            let (text, entity) = QUERIES[q % QUERIES.len()];
+            let entity: EntityKey = entity.parse()?;
+            let request = RecallRequest {
+                text: text.to_string(),
+                entities: vec![entity],
+                as_of: AsOf::now(ctx.now),
+                k: 10,
+                legs: LegSet::ALL,
+                fusion: FusionPolicy::Rrf,
+            };
+            let r = runtime.block_on(stack.engine.recall(&request));
+            for leg in Leg::ALL {
+                let report = r.legs.get(leg);
+                if report.status != LegStatus::Ok {
+                    not_ok += 1;
+                }
+                let v = match leg {
+                    Leg::Semantic => &mut sem,
+                    Leg::Bm25 => &mut bm,
+                    Leg::Graph => &mut gr,
+                };
+                v.push(report.latency_ms);
+            }
+            fused.push(r.latency_ms);
+        }
+        let fused = percentiles(fused);
+        let meets = fused.p95 <= 20.0 && not_ok == 0;
+        eprintln!("  embedder for the index: {last}");
+        results.push(RecallBench {
+            episodes: n,
+            queries,
+            index_build_seconds: build,
+            vector_search: "exact (flat, cosine)",
+            semantic_ms: percentiles(sem),
+            bm25_ms: percentiles(bm),
+            graph_ms: percentiles(gr),
+            fused_ms: fused,
+            query_embedding_ms: percentiles(embed_ms),
+            legs_not_ok: not_ok,
+            target_fused_p95_ms: 20.0,
+            meets_target: meets,
+        });
+    }
+    print_json(&serde_json::json!({ "bench": "recall", "results": results }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct EmbedBench {
+    embedder: String,
+    query_tokens_approx: usize,
+    query_ms: Percentiles,
+    batch_texts: usize,
+    batch_seconds: f64,
+    batch_texts_per_s: f64,
+    target_query_p95_ms: f64,
+    target_batch_texts_per_s: f64,
+    meets_targets: bool,
+}
+
+/// Single-query latency for a ~30-token incident description and batch throughput.
+pub fn run_embed(ctx: &Context, queries: usize, batch: usize) -> Result<ExitCode> {
+    let embedder = embed::build(&ctx.embedder).map_err(|e| eyre!("{e}"))?;
+    let query = "Users are stuck in a login loop on the SSO portal after the authelia session \
+                 secret was rotated; sessions fail with 401 Unauthorized";
+    embedder.embed(query).map_err(|e| eyre!("{e}"))?;
+    let mut times = Vec::new();
+    for _ in 0..queries {
+        let t = Instant::now();
+        embedder.embed(query).map_err(|e| eyre!("{e}"))?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let texts: Vec<String> = strata::demo::generate()
+        .records
+        .iter()
+        .cycle()
+        .take(batch)
+        .map(|r| {
+            format!(
+                "{}\n{}",
+                r.record["summary_nl"].as_str().unwrap_or(""),
+                r.record["resolution_nl"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let t = Instant::now();
+    embedder.embed_batch(&refs).map_err(|e| eyre!("{e}"))?;
+    let seconds = t.elapsed().as_secs_f64();
+    let query_ms = percentiles(times);
+    let rate = batch as f64 / seconds.max(f64::EPSILON);
+    let meets = embedder.kind() != EmbedderKind::Hash && query_ms.p95 <= 15.0 && rate >= 100.0;
+    print_json(
+        &serde_json::json!({ "bench": "embed", "results": [EmbedBench {
+            embedder: embedder.label(),
+            query_tokens_approx: 30,
+            query_ms,
+            batch_texts: batch,
+            batch_seconds: seconds,
+            batch_texts_per_s: rate,
+            target_query_p95_ms: 15.0,
+            target_batch_texts_per_s: 100.0,
+            meets_targets: meets,
+        }]}),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

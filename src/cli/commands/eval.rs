@@ -1,0 +1,173 @@
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use color_eyre::eyre::{Result, WrapErr};
+
+use crate::cli::args::EvalArgs;
+use crate::cli::context::{Context, progress_printer};
+use crate::cli::output::print_json;
+use strata::embed::{CachedEmbedder, Embedder};
+use strata::eval::{self, DatasetReport, EvalReport, LabelledQuery};
+use strata::import::postmortems::{self, KnowledgeTime};
+use strata::ingest;
+use strata::recall::{RecallStack, StackOptions};
+use strata::store::MemoryStore;
+use strata::store::embedded::EmbeddedStore;
+
+const DEMO_RULE: &str = "the demo incidents of the same cause that concluded before the query time";
+const DAY_MS: i64 = 86_400_000;
+
+pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()?;
+    let embedder: Result<Arc<dyn Embedder>, String> = ctx
+        .build_embedder()
+        .map(|e| Arc::new(CachedEmbedder::new(e)) as Arc<dyn Embedder>);
+    let mut datasets = Vec::new();
+    if let Some(file) = &args.labels {
+        let labels: Vec<LabelledQuery> = serde_json::from_str(
+            &std::fs::read_to_string(file)
+                .wrap_err_with(|| format!("reading {}", file.display()))?,
+        )
+        .wrap_err_with(|| {
+            format!(
+                "{}: expected a JSON array of {{id, fault_class, query, entities, at, expected}}",
+                file.display()
+            )
+        })?;
+        let store: Arc<dyn MemoryStore> = Arc::new(ctx.open_store()?);
+        let stack = ctx.open_recall(store);
+        let name = file.display().to_string();
+        datasets.push(runtime.block_on(eval::evaluate(
+            &stack.engine,
+            &name,
+            "as labelled",
+            &labels,
+        )));
+    } else {
+        let scratch = tempfile::tempdir()?;
+        eprintln!("eval: seeding the demo memory into a scratch store");
+        let store = Arc::new(EmbeddedStore::open(&scratch.path().join("demo"))?);
+        strata::demo::seed(store.as_ref())?;
+        let stack = open_stack(store, embedder.clone(), &scratch.path().join("demo-index"));
+        let labels = strata::demo::generate().labels;
+        datasets.push(runtime.block_on(eval::evaluate(&stack.engine, "demo", DEMO_RULE, &labels)));
+
+        match postmortem_dir(args.postmortems.as_deref()) {
+            Some(dir) => {
+                eprintln!("eval: importing postmortems from {}", dir.display());
+                let converted =
+                    postmortems::convert_dir(&dir, KnowledgeTime::AfterConclusion(DAY_MS))?;
+                let labels = eval::postmortem_labels(&converted.batch);
+                let store = Arc::new(EmbeddedStore::open(&scratch.path().join("postmortems"))?);
+                ingest::write(store.as_ref(), &converted.batch)?;
+                let stack = open_stack(store, embedder, &scratch.path().join("pm-index"));
+                datasets.push(runtime.block_on(eval::evaluate(
+                    &stack.engine,
+                    "postmortems",
+                    eval::POSTMORTEM_RULE,
+                    &labels,
+                )));
+            }
+            None => eprintln!(
+                "note: no postmortems found at ../shared/data/postmortems; pass --postmortems DIR for the second set"
+            ),
+        }
+    }
+    runtime.shutdown_background();
+    let report = EvalReport { datasets };
+    if args.out.json {
+        print_json(&report)?;
+    } else {
+        for d in &report.datasets {
+            print_dataset(d);
+        }
+    }
+    if let Some(baseline) = &args.gate {
+        let base: EvalReport = serde_json::from_str(
+            &std::fs::read_to_string(baseline)
+                .wrap_err_with(|| format!("reading {}", baseline.display()))?,
+        )
+        .wrap_err_with(|| {
+            format!(
+                "{}: expected the JSON of `strata eval --json`",
+                baseline.display()
+            )
+        })?;
+        let failures = eval::gate(&base, &report);
+        for f in &failures {
+            eprintln!(
+                "gate: {} {} {}: AC@1 {:.3} is more than 0.02 below the baseline {:.3}",
+                f.dataset, f.legs, f.fusion, f.ac1, f.baseline_ac1
+            );
+        }
+        if !failures.is_empty() {
+            return Ok(ExitCode::FAILURE);
+        }
+        eprintln!(
+            "gate: no AC@1 fell more than 0.02 below {}",
+            baseline.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open_stack(
+    store: Arc<EmbeddedStore>,
+    embedder: Result<Arc<dyn Embedder>, String>,
+    index_dir: &Path,
+) -> RecallStack {
+    let mut progress = progress_printer("eval: indexing");
+    let stack = RecallStack::open(
+        store,
+        embedder,
+        &StackOptions {
+            index_dir: index_dir.to_path_buf(),
+            sync: true,
+        },
+        &mut progress,
+    );
+    for n in &stack.notices {
+        eprintln!("note: {n}");
+    }
+    stack
+}
+
+fn postmortem_dir(explicit: Option<&Path>) -> Option<PathBuf> {
+    match explicit {
+        Some(d) => Some(d.to_path_buf()),
+        None => {
+            let d = PathBuf::from("../shared/data/postmortems");
+            d.is_dir().then_some(d)
+        }
+    }
+}
+
+fn print_dataset(d: &DatasetReport) {
+    println!(
+        "{}: {} queries · embedder {} · fused recall p50 {:.1} ms, p95 {:.1} ms",
+        d.name, d.queries, d.embedder, d.latency_ms.p50, d.latency_ms.p95
+    );
+    println!("  related = {}", d.rule);
+    println!(
+        "  {:<22} {:<5} {:>6} {:>6} {:>6} {:>7}",
+        "LEGS", "FUSE", "AC@1", "AC@3", "MRR", "nDCG@10"
+    );
+    for r in &d.rows {
+        println!(
+            "  {:<22} {:<5} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
+            r.legs,
+            r.fusion.as_str(),
+            r.metrics.ac1,
+            r.metrics.ac3,
+            r.metrics.mrr,
+            r.metrics.ndcg10
+        );
+    }
+    for s in &d.skipped {
+        println!("  skipped {s}");
+    }
+}

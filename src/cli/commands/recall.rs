@@ -1,0 +1,102 @@
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use color_eyre::eyre::Result;
+
+use crate::cli::args::RecallArgs;
+use crate::cli::context::Context;
+use crate::cli::output::{excerpt, print_json, safe};
+use strata::model::AsOf;
+use strata::recall::{Leg, LegStatus, RecallRequest, RecallResponse};
+use strata::store::MemoryStore;
+
+pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
+    let store: Arc<dyn MemoryStore> = Arc::new(ctx.open_store()?);
+    let mut stack = ctx.open_recall(store);
+    if let Some(ms) = args.timeout_ms {
+        stack.engine.timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(n) = args.leg_limit {
+        stack.engine.leg_limit = n;
+    }
+    let request = RecallRequest {
+        text: args.text.clone(),
+        entities: args.entities.clone(),
+        as_of: AsOf {
+            valid_at: args.valid_at.unwrap_or(ctx.now),
+            known_at: args.known_at.unwrap_or(ctx.now),
+        },
+        k: args.k,
+        legs: args.legs,
+        fusion: args.fusion,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()?;
+    let response = runtime.block_on(stack.engine.recall(&request));
+    // A leg that timed out may still be blocked in I/O: do not wait for it.
+    runtime.shutdown_background();
+    if args.out.json {
+        print_json(&response)?;
+    } else {
+        print_table(&response);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn rank(r: Option<strata::recall::fusion::LegRank>) -> String {
+    r.map_or_else(|| "-".to_string(), |r| r.rank.to_string())
+}
+
+pub fn print_table(r: &RecallResponse) {
+    println!(
+        "recall {:?} · valid at {} · known at {} · fusion {} · k {}",
+        safe(&r.query),
+        r.valid_at,
+        r.known_at,
+        r.fusion.as_str(),
+        r.k
+    );
+    println!("embedder: {}", r.embedder);
+    for leg in Leg::ALL {
+        let l = r.legs.get(leg);
+        let mut line = format!("  {:<8} {:<8}", leg.as_str(), l.status.as_str());
+        if l.status != LegStatus::Disabled {
+            line.push_str(&format!(" {:>3} hits {:>8.1} ms", l.hits, l.latency_ms));
+        }
+        if let Some(e) = l.embed_ms {
+            line.push_str(&format!(" (query embedding {e:.1} ms)"));
+        }
+        if let Some(e) = &l.error {
+            line.push_str(&format!("  {}", safe(e)));
+        }
+        if let (Leg::Graph, Some(n)) = (leg, &l.note) {
+            line.push_str(&format!("  {}", excerpt(n, 80)));
+        }
+        println!("{line}");
+    }
+    println!(
+        "{:>3}  {:<12} {:>4} {:>4} {:>4} {:>5}  {:>8}  {:<12}  {:<16}  SUMMARY",
+        "POS", "FINGERPRINT", "LEGS", "SEM", "BM25", "GRAPH", "RRF", "DECIDED BY", "CONCLUDED"
+    );
+    for x in &r.results {
+        println!(
+            "{:>3}  {:<12} {:>4} {:>4} {:>4} {:>5}  {:>8.6}  {:<12}  {:<16}  {}",
+            x.position,
+            excerpt(&x.fingerprint, 12),
+            x.legs_hit,
+            rank(x.per_leg.semantic),
+            rank(x.per_leg.bm25),
+            rank(x.per_leg.graph),
+            x.rrf_score,
+            x.decided_by.map_or("-", |k| k.as_str()),
+            x.concluded_at.short(),
+            excerpt(&x.summary, 60)
+        );
+    }
+    if r.results.is_empty() {
+        println!("(no results)");
+    }
+    println!("{:.1} ms", r.latency_ms);
+}

@@ -1,0 +1,85 @@
+//! The optional config file (`~/.config/strata/config.toml`, or `--config FILE`). Flags and
+//! environment variables override it; it overrides the built-in defaults.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::embed::EmbedderKind;
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub embedder: EmbedderSection,
+    #[serde(default)]
+    pub recall: RecallSection,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EmbedderSection {
+    pub kind: Option<EmbedderKind>,
+    pub minilm_dir: Option<PathBuf>,
+    pub openai_url: Option<String>,
+    pub openai_model: Option<String>,
+    pub openai_dimension: Option<usize>,
+    pub openai_api_key: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RecallSection {
+    pub timeout_ms: Option<u64>,
+    pub leg_limit: Option<usize>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {message}")]
+    Read { path: PathBuf, message: String },
+    #[error("config {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+pub fn default_path() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "strata").map(|p| p.config_dir().join("config.toml"))
+}
+
+impl Config {
+    /// Loads `path`; a missing file at the default location is an empty config.
+    pub fn load(path: &Path, explicit: bool) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if !explicit && e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::default());
+            }
+            Err(e) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sections_and_rejects_unknown_keys() {
+        let c: Config = toml::from_str(
+            "[embedder]\nkind = \"openai\"\nopenai_url = \"http://127.0.0.1:11434\"\nopenai_model = \"bge-m3\"\nopenai_dimension = 1024\n",
+        )
+        .unwrap();
+        assert_eq!(c.embedder.kind, Some(EmbedderKind::Openai));
+        assert_eq!(c.embedder.openai_dimension, Some(1024));
+        assert!(toml::from_str::<Config>("[embedder]\nkidn = \"hash\"\n").is_err());
+    }
+}

@@ -1,0 +1,133 @@
+//! The evaluation replays labelled sets through real recall and gates on AC@1.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use strata::eval::postmortem_labels;
+use strata::import::postmortems::{KnowledgeTime, convert_dir};
+
+#[test]
+fn eval_reports_every_combination_and_gates_on_ac1() {
+    let dir = tempfile::tempdir().unwrap();
+    let pm = shared_dir().join("data/postmortems");
+    let out = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "eval",
+            "--json",
+            "--postmortems",
+            pm.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let datasets = report["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 2);
+    let demo = &datasets[0];
+    assert_eq!(demo["name"], "demo");
+    assert_eq!(demo["queries"], 9);
+    let rows = demo["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 14, "7 leg combinations x 2 fusion policies");
+    for r in rows {
+        for m in ["ac1", "ac3", "mrr", "ndcg10"] {
+            let v = r[m].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&v), "{m} = {v}");
+        }
+        assert!(r["ac3"].as_f64().unwrap() >= r["ac1"].as_f64().unwrap());
+    }
+    let all = rows
+        .iter()
+        .find(|r| r["legs"] == "semantic+bm25+graph" && r["fusion"] == "rrf")
+        .unwrap();
+    assert!(
+        all["ac3"].as_f64().unwrap() >= 0.5,
+        "fused recall finds same-cause incidents: {all}"
+    );
+    assert!(demo["latency_ms"]["p95"].as_f64().unwrap() > 0.0);
+    assert!(datasets[1]["queries"].as_u64().unwrap() >= 20);
+
+    let baseline = dir.path().join("baseline.json");
+    std::fs::write(&baseline, &out.stdout).unwrap();
+    let same = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "eval",
+            "--gate",
+            baseline.to_str().unwrap(),
+        ],
+    );
+    assert!(same.status.success(), "{}", stderr(&same));
+
+    let mut raised = report.clone();
+    raised["datasets"][0]["rows"][0]["ac1"] =
+        Value::from(raised["datasets"][0]["rows"][0]["ac1"].as_f64().unwrap() + 0.03);
+    std::fs::write(&baseline, serde_json::to_vec(&raised).unwrap()).unwrap();
+    let worse = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "eval",
+            "--gate",
+            baseline.to_str().unwrap(),
+        ],
+    );
+    assert!(!worse.status.success(), "a drop of 0.03 fails the gate");
+    assert!(
+        stderr(&worse).contains("more than 0.02 below the baseline"),
+        "{}",
+        stderr(&worse)
+    );
+}
+
+#[test]
+fn postmortem_labels_follow_the_documented_rule() {
+    let converted = convert_dir(
+        &shared_dir().join("data/postmortems"),
+        KnowledgeTime::AfterConclusion(86_400_000),
+    )
+    .unwrap();
+    let labels = postmortem_labels(&converted.batch);
+    assert!(labels.len() >= 20, "{}", labels.len());
+    let by_fp: std::collections::HashMap<_, _> = converted
+        .batch
+        .items
+        .iter()
+        .map(|i| (i.draft.incident_fingerprint.clone(), i))
+        .collect();
+    for l in &labels {
+        let q = by_fp[&l.id];
+        assert!(!l.expected.is_empty());
+        for fp in &l.expected {
+            let p = by_fp[fp];
+            assert!(
+                p.draft.concluded_at < q.draft.t_valid,
+                "{fp} concluded before {}",
+                l.id
+            );
+            let refs = |i: &strata::store::BatchItem, t: &str| -> Vec<String> {
+                i.draft
+                    .facts
+                    .iter()
+                    .filter(|f| f.entity.entity_type == t)
+                    .map(|f| f.entity.entity_ref.clone())
+                    .collect()
+            };
+            assert!(
+                refs(p, "service")
+                    .iter()
+                    .any(|s| refs(q, "service").contains(s))
+            );
+            assert!(
+                refs(p, "root_cause")
+                    .iter()
+                    .any(|c| !c.starts_with("unknown") && refs(q, "root_cause").contains(c))
+            );
+        }
+    }
+}

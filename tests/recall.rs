@@ -1,0 +1,457 @@
+//! Recall through the real engine: fail-open legs, as-of visibility, the dimension guard,
+//! a corrupt text index rebuilt.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use serde_json::json;
+use strata::embed::{EmbedError, Embedder, EmbedderKind, HashEmbedder};
+use strata::index::IndexError;
+use strata::index::vectors::VectorIndex;
+use strata::model::{AsOf, EntityKey, FactEdge, MemoryEpisode, Supersession};
+use strata::recall::{
+    FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
+};
+use strata::store::{
+    ApplyReport, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery, WriteBatch,
+};
+
+/// A store wrapper that fails or hangs on every read the graph leg makes.
+struct Faulty {
+    inner: Arc<dyn MemoryStore>,
+    hang: bool,
+}
+
+impl Faulty {
+    fn fault<T>(&self) -> Result<T, StoreError> {
+        if self.hang {
+            std::thread::sleep(Duration::from_secs(3));
+        }
+        Err(StoreError::Backend("connection refused (injected)".into()))
+    }
+}
+
+impl MemoryStore for Faulty {
+    fn describe(&self) -> String {
+        "faulty".into()
+    }
+    fn apply(&self, b: &WriteBatch) -> Result<ApplyReport, StoreError> {
+        self.inner.apply(b)
+    }
+    fn episode(&self, fp: &str) -> Result<Option<MemoryEpisode>, StoreError> {
+        self.inner.episode(fp)
+    }
+    fn timeline(&self, q: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
+        self.inner.timeline(q)
+    }
+    fn facts(&self, _: &str) -> Result<Vec<FactEdge>, StoreError> {
+        self.fault()
+    }
+    fn entity_facts(&self, _: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
+        self.fault()
+    }
+    fn supersedes(&self, _: &str) -> Result<Vec<Supersession>, StoreError> {
+        self.fault()
+    }
+    fn superseded_by(&self, _: &str) -> Result<Vec<Supersession>, StoreError> {
+        self.fault()
+    }
+    fn episodes_since(&self, a: u64, l: usize) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
+        self.inner.episodes_since(a, l)
+    }
+    fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
+        self.fault()
+    }
+    fn stats(&self) -> Result<StoreStats, StoreError> {
+        self.inner.stats()
+    }
+    fn check(&self) -> Result<IntegrityReport, StoreError> {
+        self.inner.check()
+    }
+}
+
+/// An embedder that fails or hangs.
+struct BadEmbedder {
+    hang: bool,
+}
+
+impl Embedder for BadEmbedder {
+    fn kind(&self) -> EmbedderKind {
+        EmbedderKind::Hash
+    }
+    fn model(&self) -> &str {
+        "hash-v1"
+    }
+    fn dimension(&self) -> usize {
+        384
+    }
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.len() > 1 {
+            return HashEmbedder::default().embed_batch(texts);
+        }
+        if self.hang {
+            std::thread::sleep(Duration::from_secs(3));
+        }
+        Err(EmbedError::Server(
+            "embedding server down (injected)".into(),
+        ))
+    }
+}
+
+fn seeded(dir: &std::path::Path) -> Arc<dyn MemoryStore> {
+    let store = strata::store::embedded::EmbeddedStore::open(&dir.join("store")).unwrap();
+    strata::demo::seed(&store).unwrap();
+    Arc::new(store)
+}
+
+fn stack(
+    store: Arc<dyn MemoryStore>,
+    embedder: Arc<dyn Embedder>,
+    dir: &std::path::Path,
+) -> RecallStack {
+    RecallStack::open(
+        store,
+        Ok(embedder),
+        &StackOptions {
+            index_dir: dir.join("index"),
+            sync: true,
+        },
+        &mut |_, _| {},
+    )
+}
+
+fn request(text: &str, entities: &[&str]) -> RecallRequest {
+    RecallRequest {
+        text: text.into(),
+        entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
+        as_of: AsOf::now(ts("2026-12-01T00:00:00Z")),
+        k: 10,
+        legs: LegSet::ALL,
+        fusion: FusionPolicy::Rrf,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn all_legs_answer_and_results_explain_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = stack(
+        seeded(dir.path()),
+        Arc::new(HashEmbedder::default()),
+        dir.path(),
+    );
+    let r = runtime().block_on(s.engine.recall(&request(
+        "pgbouncer pool exhausted, postgres says too many connections",
+        &[],
+    )));
+    for leg in Leg::ALL {
+        assert_eq!(
+            r.legs.get(leg).status,
+            LegStatus::Ok,
+            "{leg}: {:?}",
+            r.legs.get(leg)
+        );
+        assert!(r.legs.get(leg).hits > 0, "{leg}");
+    }
+    assert!(
+        r.legs
+            .graph
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("service|pgbouncer")
+    );
+    assert_eq!(r.results.len(), 10);
+    assert!(
+        r.embedder.contains("model-free hash embedder"),
+        "hash results are labelled"
+    );
+    for x in &r.results {
+        let sum: f64 = [x.per_leg.semantic, x.per_leg.bm25, x.per_leg.graph]
+            .iter()
+            .flatten()
+            .map(|l| 1.0 / (60.0 + l.rank as f64))
+            .sum();
+        assert!((sum - x.rrf_score).abs() < 1e-12, "recomputable by hand");
+    }
+    assert!(
+        r.results[0].summary.to_lowercase().contains("pgbouncer")
+            || r.results[0].summary.to_lowercase().contains("connection")
+    );
+}
+
+#[test]
+fn a_store_that_errors_fails_the_graph_leg_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let faulty: Arc<dyn MemoryStore> = Arc::new(Faulty {
+        inner: store,
+        hang: false,
+    });
+    let s = stack(faulty, Arc::new(HashEmbedder::default()), dir.path());
+    let r = runtime().block_on(
+        s.engine
+            .recall(&request("caddy certificate expired", &["service:caddy"])),
+    );
+    assert_eq!(r.legs.graph.status, LegStatus::Failed);
+    assert!(r.legs.graph.error.as_deref().unwrap().contains("injected"));
+    assert_eq!(r.legs.semantic.status, LegStatus::Ok);
+    assert_eq!(r.legs.bm25.status, LegStatus::Ok);
+    assert!(!r.results.is_empty(), "the other legs still answer");
+    assert!(r.results.iter().all(|x| x.per_leg.graph.is_none()));
+}
+
+#[test]
+fn a_store_that_hangs_times_the_graph_leg_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let faulty: Arc<dyn MemoryStore> = Arc::new(Faulty {
+        inner: store,
+        hang: true,
+    });
+    let mut s = stack(faulty, Arc::new(HashEmbedder::default()), dir.path());
+    s.engine.timeout = Duration::from_millis(300);
+    let rt = runtime();
+    let started = std::time::Instant::now();
+    let r = rt.block_on(
+        s.engine
+            .recall(&request("caddy certificate expired", &["service:caddy"])),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "recall did not wait for the hung leg"
+    );
+    rt.shutdown_background();
+    assert_eq!(r.legs.graph.status, LegStatus::Timeout);
+    assert!(r.legs.graph.error.as_deref().unwrap().contains("300 ms"));
+    assert!(!r.results.is_empty());
+}
+
+#[test]
+fn an_embedder_that_errors_or_hangs_fails_the_semantic_leg_open() {
+    for hang in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = stack(
+            seeded(dir.path()),
+            Arc::new(BadEmbedder { hang }),
+            dir.path(),
+        );
+        s.engine.timeout = Duration::from_millis(300);
+        let r = runtime().block_on(s.engine.recall(&request("redis evicted session keys", &[])));
+        let expected = if hang {
+            LegStatus::Timeout
+        } else {
+            LegStatus::Failed
+        };
+        assert_eq!(r.legs.semantic.status, expected);
+        assert_eq!(r.legs.bm25.status, LegStatus::Ok);
+        assert!(!r.results.is_empty());
+        assert!(r.results.iter().all(|x| x.per_leg.semantic.is_none()));
+    }
+}
+
+#[test]
+fn disabled_legs_are_reported_and_change_the_ranking() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = stack(
+        seeded(dir.path()),
+        Arc::new(HashEmbedder::default()),
+        dir.path(),
+    );
+    let rt = runtime();
+    let all = rt.block_on(
+        s.engine
+            .recall(&request("authelia login loop", &["service:authelia"])),
+    );
+    let mut only_graph = request("authelia login loop", &["service:authelia"]);
+    only_graph.legs = "graph".parse().unwrap();
+    let g = rt.block_on(s.engine.recall(&only_graph));
+    assert_eq!(g.legs.semantic.status, LegStatus::Disabled);
+    assert_eq!(g.legs.bm25.status, LegStatus::Disabled);
+    assert!(
+        g.results
+            .iter()
+            .all(|x| x.legs_hit == 1 && x.per_leg.graph.is_some())
+    );
+    let a: Vec<_> = all.results.iter().map(|x| &x.fingerprint).collect();
+    let b: Vec<_> = g.results.iter().map(|x| &x.fingerprint).collect();
+    assert_ne!(a, b);
+}
+
+#[test]
+fn as_of_recall_does_not_see_what_was_not_yet_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = strata::store::embedded::EmbeddedStore::open(&dir.path().join("store")).unwrap();
+    let mut early = record("INC-EARLY", "2026-01-01T10:00:00Z");
+    early["summary_nl"] = json!("zookeeper quorum lost after disk stall");
+    early["mentions"] = json!([{"entity_type": "service", "entity_ref": "zookeeper"}]);
+    let mut late = record("INC-LATE", "2026-01-02T10:00:00Z");
+    late["summary_nl"] = json!("zookeeper quorum lost again during upgrade");
+    late["mentions"] = json!([{"entity_type": "service", "entity_ref": "zookeeper"}]);
+    ingest_at(&store, &[early], "2026-01-01T13:00:00Z").unwrap();
+    ingest_at(&store, &[late], "2026-03-01T00:00:00Z").unwrap();
+    let s = stack(
+        Arc::new(store),
+        Arc::new(HashEmbedder::default()),
+        dir.path(),
+    );
+    let rt = runtime();
+    let ask = |known: &str| {
+        let mut r = request("zookeeper quorum lost", &["service:zookeeper"]);
+        r.as_of = AsOf {
+            valid_at: ts("2026-02-15T00:00:00Z"),
+            known_at: ts(known),
+        };
+        rt.block_on(s.engine.recall(&r))
+    };
+    let before = ask("2026-02-28T23:59:59Z");
+    let fps: Vec<_> = before
+        .results
+        .iter()
+        .map(|x| x.fingerprint.as_str())
+        .collect();
+    assert_eq!(fps, ["INC-EARLY"], "INC-LATE was recorded on 2026-03-01");
+    for leg in Leg::ALL {
+        assert_eq!(
+            before.legs.get(leg).hits,
+            1,
+            "{leg} sees only what was known"
+        );
+    }
+    let after = ask("2026-03-01T00:00:00Z");
+    assert_eq!(after.results.len(), 2);
+    assert!(after.results.iter().all(|x| x.legs_hit == 3));
+}
+
+#[test]
+fn graph_leg_follows_only_facts_valid_at_the_as_of_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = strata::store::embedded::EmbeddedStore::open(&dir.path().join("store")).unwrap();
+    let mut a = record("INC-A", "2026-01-01T10:00:00Z");
+    a["resolved_by"] = json!([{"entity_type": "change", "entity_ref": "cfg-42"}]);
+    let mut b = record("INC-B", "2026-02-01T10:00:00Z");
+    b["mentions"] = json!([{"entity_type": "service", "entity_ref": "other"}]);
+    b["resolved_by"] = json!([{"entity_type": "change", "entity_ref": "cfg-43"}]);
+    b["supersedes"] =
+        json!([{"incident_fingerprint": "INC-A", "entity_type": "change", "entity_ref": "cfg-42"}]);
+    ingest_at(&store, &[a, b], "2026-02-02T00:00:00Z").unwrap();
+    let s = stack(
+        Arc::new(store),
+        Arc::new(HashEmbedder::default()),
+        dir.path(),
+    );
+    let rt = runtime();
+    let graph_hits = |valid: &str| {
+        let mut r = request("what changed", &["change:cfg-42"]);
+        r.legs = "graph".parse().unwrap();
+        r.as_of = AsOf {
+            valid_at: ts(valid),
+            known_at: ts("2026-12-01T00:00:00Z"),
+        };
+        rt.block_on(s.engine.recall(&r))
+            .results
+            .into_iter()
+            .map(|x| x.fingerprint)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(graph_hits("2026-01-15T00:00:00Z"), ["INC-A"]);
+    assert!(
+        graph_hits("2026-02-15T00:00:00Z").is_empty(),
+        "cfg-42 was superseded on 2026-02-01"
+    );
+}
+
+#[test]
+fn vector_index_refuses_another_model_or_dimension() {
+    let dir = tempfile::tempdir().unwrap();
+    VectorIndex::open(dir.path(), "hash-v1", 384).unwrap();
+    match VectorIndex::open(dir.path(), "hash-v1", 128) {
+        Err(IndexError::EmbedderMismatch {
+            found_dimension: 384,
+            dimension: 128,
+            ..
+        }) => {}
+        Err(other) => panic!("wrong error: {other}"),
+        Ok(_) => panic!("opened a 384-d index at 128 dimensions"),
+    }
+    let index = VectorIndex::open(dir.path(), "hash-v1", 384).unwrap();
+    let bad = strata::index::vectors::VectorRow {
+        fingerprint: "X".into(),
+        ingested_at: ts("2026-01-01T00:00:00Z"),
+        t_valid: ts("2026-01-01T00:00:00Z"),
+        vector: vec![0.0; 128],
+    };
+    assert!(matches!(
+        index.append(&[bad], 1),
+        Err(IndexError::Dimension {
+            expected: 384,
+            got: 128
+        })
+    ));
+    assert!(index.is_empty(), "nothing written at the wrong dimension");
+    drop(index);
+    let msg = VectorIndex::open(dir.path(), "hash-v1", 1024)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(msg.contains("384") && msg.contains("1024"), "{msg}");
+}
+
+#[test]
+fn a_corrupt_text_index_is_rebuilt_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    drop(stack(
+        store.clone(),
+        Arc::new(HashEmbedder::default()),
+        dir.path(),
+    ));
+    std::fs::write(dir.path().join("index/bm25/meta.json"), "{ corrupt").unwrap();
+    let s = stack(store, Arc::new(HashEmbedder::default()), dir.path());
+    assert!(
+        s.notices
+            .iter()
+            .any(|n| n.contains("text index unreadable") && n.contains("rebuilding")),
+        "{:?}",
+        s.notices
+    );
+    assert_eq!(s.sync.text_indexed, 300);
+    let r = runtime().block_on(s.engine.recall(&request("minio bucket policy", &[])));
+    assert_eq!(r.legs.bm25.status, LegStatus::Ok);
+    assert!(r.legs.bm25.hits > 0);
+}
+
+#[test]
+fn hostile_query_text_is_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = stack(
+        seeded(dir.path()),
+        Arc::new(HashEmbedder::default()),
+        dir.path(),
+    );
+    for text in [
+        "\"}) DETACH DELETE n //",
+        "title:sea^20 AND (",
+        "*",
+        "",
+        "\u{1b}[31m日本",
+    ] {
+        let r = runtime().block_on(s.engine.recall(&request(text, &[])));
+        assert_ne!(
+            r.legs.bm25.status,
+            LegStatus::Failed,
+            "{text:?}: {:?}",
+            r.legs.bm25.error
+        );
+    }
+}
