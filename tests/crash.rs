@@ -37,7 +37,7 @@ fn sigkill_mid_batch_leaves_a_consistent_store() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
         .arg("--data")
         .arg(&data)
-        .args(["--now", "2026-06-01T00:00:00Z", "ingest"])
+        .args(["--now", "2026-06-01T00:00:00Z", "ingest", "--no-index"])
         .args(&files)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -83,11 +83,17 @@ fn sigkill_mid_batch_leaves_a_consistent_store() {
     assert!(out.status.success(), "{}", stdout(&out));
     let rerun = strata(
         &data,
-        &["--now", "2026-06-02T00:00:00Z", "ingest", "--json"]
-            .iter()
-            .copied()
-            .chain(files.iter().map(|f| f.to_str().unwrap()))
-            .collect::<Vec<_>>(),
+        &[
+            "--now",
+            "2026-06-02T00:00:00Z",
+            "ingest",
+            "--no-index",
+            "--json",
+        ]
+        .iter()
+        .copied()
+        .chain(files.iter().map(|f| f.to_str().unwrap()))
+        .collect::<Vec<_>>(),
     );
     assert!(rerun.status.success(), "{}", stderr(&rerun));
     let report: Value = serde_json::from_slice(&rerun.stdout).unwrap();

@@ -16,7 +16,8 @@ use strata::recall::{
     FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
 };
 use strata::store::{
-    ApplyReport, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery, WriteBatch,
+    ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
+    WriteBatch,
 };
 
 /// A store wrapper that fails or hangs on every read the graph leg makes.
@@ -63,6 +64,9 @@ impl MemoryStore for Faulty {
         self.inner.episodes_since(a, l)
     }
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
+        self.fault()
+    }
+    fn entity_links(&self, _: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         self.fault()
     }
     fn stats(&self) -> Result<StoreStats, StoreError> {

@@ -26,6 +26,24 @@ pub struct TextDoc<'a> {
     pub t_valid: Timestamp,
 }
 
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Newest {
+    watermark: u64,
+    ingested_at: i64,
+    t_valid: i64,
+}
+
+/// The commit payload; unknown or unreadable payloads mean "filter always".
+fn read_payload(payload: Option<&str>) -> Newest {
+    payload
+        .and_then(|p| serde_json::from_str(p).ok())
+        .unwrap_or(Newest {
+            watermark: 0,
+            ingested_at: i64::MAX,
+            t_valid: i64::MAX,
+        })
+}
+
 #[derive(Clone, Copy)]
 struct Fields {
     fingerprint: Field,
@@ -40,6 +58,9 @@ pub struct Bm25Index {
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
     fields: Fields,
+    /// The newest knowledge and valid times indexed: an as-of point at or after both needs
+    /// no time filter, which keeps "now" queries on tantivy's fastest path.
+    newest: Mutex<Newest>,
     /// Set when the index was missing or unreadable and has been started afresh.
     pub rebuilt: Option<String>,
 }
@@ -105,8 +126,18 @@ impl Bm25Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e: tantivy::TantivyError| err(&e))?;
-        let writer = index.writer(WRITER_HEAP).map_err(|e| err(&e))?;
+        // One indexing thread: documents land in the same segments in the same order on every
+        // run, so equal scores break the same way and the same data gives the same answers.
+        let writer = index
+            .writer_with_num_threads(1, WRITER_HEAP)
+            .map_err(|e| err(&e))?;
+        let metas = index.load_metas().map_err(|e| err(&e))?;
+        let mut newest = read_payload(metas.payload.as_deref());
+        if metas.payload.is_none() {
+            newest = Newest::default();
+        }
         Ok(Bm25Index {
+            newest: Mutex::new(newest),
             path: dir.to_path_buf(),
             index,
             reader,
@@ -125,8 +156,7 @@ impl Bm25Index {
 
     /// The store ingest sequence this index has read up to (the last commit's payload).
     pub fn watermark(&self) -> Result<u64, IndexError> {
-        let metas = self.index.load_metas().map_err(|e| self.err(&e))?;
-        Ok(metas.payload.and_then(|p| p.parse().ok()).unwrap_or(0))
+        Ok(self.newest.lock().map_err(|e| self.err(&e))?.watermark)
     }
 
     pub fn len(&self) -> u64 {
@@ -140,6 +170,8 @@ impl Bm25Index {
     /// Adds documents and advances the watermark in one commit.
     pub fn append(&self, docs: &[TextDoc<'_>], watermark: u64) -> Result<(), IndexError> {
         let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
+        let mut newest = *self.newest.lock().map_err(|e| self.err(&e))?;
+        newest.watermark = watermark;
         let f = self.fields;
         for d in docs {
             writer.delete_term(Term::from_field_text(f.fingerprint, d.fingerprint));
@@ -149,10 +181,14 @@ impl Bm25Index {
             doc.add_i64(f.ingested_at, d.ingested_at.millis());
             doc.add_i64(f.t_valid, d.t_valid.millis());
             writer.add_document(doc).map_err(|e| self.err(&e))?;
+            newest.ingested_at = newest.ingested_at.max(d.ingested_at.millis());
+            newest.t_valid = newest.t_valid.max(d.t_valid.millis());
         }
         let mut commit = writer.prepare_commit().map_err(|e| self.err(&e))?;
-        commit.set_payload(&watermark.to_string());
+        let payload = serde_json::to_string(&newest).map_err(|e| self.err(&e))?;
+        commit.set_payload(&payload);
         commit.commit().map_err(|e| self.err(&e))?;
+        *self.newest.lock().map_err(|e| self.err(&e))? = newest;
         self.reader.reload().map_err(|e| self.err(&e))?;
         Ok(())
     }
@@ -199,17 +235,27 @@ impl Bm25Index {
                 Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
             )
         };
-        let query = BooleanQuery::new(vec![
-            (
+        let newest = *self.newest.lock().map_err(|e| self.err(&e))?;
+        let mut filters = Vec::new();
+        if as_of.known_at.millis() < newest.ingested_at {
+            filters.push(until(f.ingested_at, as_of.known_at));
+        }
+        if as_of.valid_at.millis() < newest.t_valid {
+            filters.push(until(f.t_valid, as_of.valid_at));
+        }
+        let query = if filters.is_empty() {
+            BooleanQuery::new(should)
+        } else {
+            let mut clauses = vec![(
                 Occur::Must,
                 Box::new(BooleanQuery::new(should)) as Box<dyn Query>,
-            ),
-            until(f.ingested_at, as_of.known_at),
-            until(f.t_valid, as_of.valid_at),
-        ]);
+            )];
+            clauses.extend(filters);
+            BooleanQuery::new(clauses)
+        };
         let searcher = self.reader.searcher();
         let top = searcher
-            .search(&query, &TopDocs::with_limit(limit).order_by_score())
+            .search(&query, &TopDocs::with_limit(limit * 2).order_by_score())
             .map_err(|e| self.err(&e))?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
@@ -218,7 +264,9 @@ impl Bm25Index {
                 hits.push((fp.to_string(), score));
             }
         }
+        // Over-fetched so that equal scores at the cut are decided by fingerprint, not doc id.
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        hits.truncate(limit);
         Ok(hits)
     }
 }

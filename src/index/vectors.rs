@@ -65,18 +65,73 @@ pub struct Scored {
     pub score: f32,
 }
 
-#[derive(PartialEq)]
-struct HeapItem(f32, usize);
-impl Eq for HeapItem {}
-impl PartialOrd for HeapItem {
+/// A candidate row: better = higher score, then smaller fingerprint, whatever the row order.
+struct HeapItem<'a>(f32, usize, &'a str);
+impl PartialEq for HeapItem<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for HeapItem<'_> {}
+impl PartialOrd for HeapItem<'_> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for HeapItem {
+impl Ord for HeapItem<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+        self.0.total_cmp(&other.0).then_with(|| other.2.cmp(self.2))
     }
+}
+
+const PARALLEL_ROWS: usize = 20_000;
+
+/// Dot product in eight independent lanes, which the compiler turns into SIMD.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// The best `limit` rows of `range` visible at the as-of point.
+fn scan<'m>(
+    m: &'m Matrix,
+    dimension: usize,
+    query: &[f32],
+    as_of: &AsOf,
+    limit: usize,
+    range: std::ops::Range<usize>,
+) -> BinaryHeap<Reverse<HeapItem<'m>>> {
+    let (k, v) = (as_of.known_at.millis(), as_of.valid_at.millis());
+    let mut heap: BinaryHeap<Reverse<HeapItem<'m>>> = BinaryHeap::with_capacity(limit + 1);
+    for i in range {
+        if m.ingested_at[i] > k || m.t_valid[i] > v {
+            continue;
+        }
+        let score = dot(&m.data[i * dimension..(i + 1) * dimension], query);
+        if heap
+            .peek()
+            .is_some_and(|Reverse(HeapItem(worst, _, _))| heap.len() == limit && score < *worst)
+        {
+            continue;
+        }
+        heap.push(Reverse(HeapItem(score, i, &m.fingerprints[i])));
+        if heap.len() > limit {
+            heap.pop();
+        }
+    }
+    heap
 }
 
 fn slug(model: &str) -> String {
@@ -276,21 +331,29 @@ impl VectorIndex {
             });
         }
         let m = self.matrix.read().map_err(|e| self.err(&e))?;
-        let (k, v) = (as_of.known_at.millis(), as_of.valid_at.millis());
-        let mut heap: BinaryHeap<Reverse<HeapItem>> = BinaryHeap::with_capacity(limit + 1);
-        for (i, row) in m.data.chunks_exact(self.dimension).enumerate() {
-            if m.ingested_at[i] > k || m.t_valid[i] > v {
-                continue;
+        let rows = m.fingerprints.len();
+        // Two halves on two threads once the scan is long enough to pay for a thread.
+        let heap = if rows >= PARALLEL_ROWS {
+            let mid = rows / 2;
+            let (a, b) = std::thread::scope(|scope| {
+                let left = scope.spawn(|| scan(&m, self.dimension, query, as_of, limit, 0..mid));
+                let right = scan(&m, self.dimension, query, as_of, limit, mid..rows);
+                (left.join(), right)
+            });
+            let mut merged = a.map_err(|_| self.err(&"search thread panicked"))?;
+            for item in b {
+                merged.push(item);
+                if merged.len() > limit {
+                    merged.pop();
+                }
             }
-            let score: f32 = row.iter().zip(query).map(|(a, b)| a * b).sum();
-            heap.push(Reverse(HeapItem(score, i)));
-            if heap.len() > limit {
-                heap.pop();
-            }
-        }
+            merged
+        } else {
+            scan(&m, self.dimension, query, as_of, limit, 0..rows)
+        };
         let mut hits: Vec<Scored> = heap
             .into_iter()
-            .map(|Reverse(HeapItem(score, i))| Scored {
+            .map(|Reverse(HeapItem(score, i, _))| Scored {
                 fingerprint: m.fingerprints[i].clone(),
                 score,
             })

@@ -7,10 +7,23 @@ mod write;
 
 use serde::Serialize;
 
-use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
+use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
 pub use error::StoreError;
 pub use write::{ApplyReport, BatchItem, EpisodeDraft, FactDraft, SupersedeDraft, WriteBatch};
+
+/// A fact edge reduced to what graph traversal needs: whose, and its four times.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntityLink {
+    pub episode: String,
+    pub relation: Relation,
+    pub t_valid: Timestamp,
+    pub t_invalid: Option<Timestamp>,
+    pub ingested_at: Timestamp,
+    pub expired_at: Option<Timestamp>,
+    pub episode_concluded_at: Timestamp,
+    pub episode_ingested_at: Timestamp,
+}
 
 /// A page of the timeline, newest `concluded_at` first.
 #[derive(Clone, Debug, Default)]
@@ -78,6 +91,9 @@ pub trait MemoryStore: Send + Sync {
         after: u64,
         limit: usize,
     ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError>;
+
+    /// Compact links from an entity to the episodes with a fact about it, for traversal.
+    fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError>;
 
     /// Every entity key, for dictionary matching.
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError>;

@@ -54,6 +54,7 @@ pub fn ingest_at(
 
 pub fn strata(data: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_strata"))
+        .env("STRATA_EMBEDDER", "hash")
         .arg("--data")
         .arg(data)
         .args(args)

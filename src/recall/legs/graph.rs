@@ -1,10 +1,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, RwLock};
 
-use crate::model::{AsOf, EntityKey, Timestamp};
+use crate::model::{AsOf, EntityKey, FactState, Timestamp};
 use crate::recall::dictionary::EntityDictionary;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
-use crate::store::MemoryStore;
+use crate::store::{EntityLink, MemoryStore};
 
 /// Entities with more fact edges than this are not expanded at hop 2: a hub (a shared host,
 /// a provider) would pull in the whole graph and say nothing about relatedness.
@@ -22,6 +22,18 @@ pub struct GraphLeg {
 struct Candidate {
     hop: u8,
     shared: BTreeSet<EntityKey>,
+    /// Known from the traversal's compact links; looked up for lineage-only candidates.
+    concluded_at: Option<Timestamp>,
+}
+
+impl Candidate {
+    fn new(hop: u8) -> Self {
+        Candidate {
+            hop,
+            shared: BTreeSet::new(),
+            concluded_at: None,
+        }
+    }
 }
 
 impl GraphLeg {
@@ -50,24 +62,28 @@ impl GraphLeg {
         Ok(built)
     }
 
-    /// Episodes with a fact valid at the as-of point about `entity`.
-    fn episodes_about(
+    /// Links to episodes with a fact valid at the as-of point about `entity`; none when the
+    /// entity has more than `cap` links.
+    fn links_about(
         &self,
         entity: &EntityKey,
         as_of: &AsOf,
         cap: Option<usize>,
-    ) -> Result<Vec<String>, LegError> {
-        let facts = self
+    ) -> Result<Vec<EntityLink>, LegError> {
+        let links = self
             .store
-            .entity_facts(entity)
+            .entity_links(entity)
             .map_err(LegError::from_display)?;
-        if cap.is_some_and(|c| facts.len() > c) {
+        if cap.is_some_and(|c| links.len() > c) {
             return Ok(Vec::new());
         }
-        Ok(facts
+        Ok(links
             .into_iter()
-            .filter(|f| as_of.fact_valid(f))
-            .map(|f| f.episode)
+            .filter(|l| {
+                as_of.knows(l.episode_ingested_at)
+                    && as_of.state(l.t_valid, l.t_invalid, l.ingested_at, l.expired_at)
+                        == FactState::Valid
+            })
             .collect())
     }
 }
@@ -98,67 +114,36 @@ impl RecallLeg for GraphLeg {
         ));
         let mut found: HashMap<String, Candidate> = HashMap::new();
         for seed in &seeds {
-            for fp in self.episodes_about(seed, &q.as_of, None)? {
-                found
-                    .entry(fp)
-                    .or_insert_with(|| Candidate {
-                        hop: 1,
-                        shared: BTreeSet::new(),
-                    })
-                    .shared
-                    .insert(seed.clone());
+            for link in self.links_about(seed, &q.as_of, None)? {
+                let c = found
+                    .entry(link.episode)
+                    .or_insert_with(|| Candidate::new(1));
+                c.shared.insert(seed.clone());
+                c.concluded_at = Some(link.episode_concluded_at);
             }
         }
         if found.len() < q.limit {
             let hop1: Vec<String> = found.keys().cloned().collect();
             for fp in hop1 {
-                let mut bridges: Vec<(EntityKey, String)> = Vec::new();
-                for fact in self.store.facts(&fp).map_err(LegError::from_display)? {
-                    if !q.as_of.fact_valid(&fact) || seeds.contains(&fact.entity) {
-                        continue;
-                    }
-                    for other in self.episodes_about(&fact.entity, &q.as_of, Some(HUB_FACTS))? {
-                        bridges.push((fact.entity.clone(), other));
-                    }
-                }
-                let lineage = self
-                    .store
-                    .supersedes(&fp)
-                    .map_err(LegError::from_display)?
-                    .into_iter()
-                    .map(|s| (s.entity, s.prior, s.ingested_at, s.t_valid))
-                    .chain(
-                        self.store
-                            .superseded_by(&fp)
-                            .map_err(LegError::from_display)?
-                            .into_iter()
-                            .map(|s| (s.entity, s.episode, s.ingested_at, s.t_valid)),
-                    );
-                for (entity, other, recorded, closed_at) in lineage {
-                    if q.as_of.knows(recorded) && closed_at <= q.as_of.valid_at {
-                        bridges.push((entity, other));
-                    }
-                }
-                for (entity, other) in bridges {
-                    let c = found.entry(other).or_insert_with(|| Candidate {
-                        hop: 2,
-                        shared: BTreeSet::new(),
-                    });
+                for (entity, other, concluded_at) in self.bridges(&fp, &seeds, &q.as_of)? {
+                    let c = found.entry(other).or_insert_with(|| Candidate::new(2));
                     if c.hop == 2 {
                         c.shared.insert(entity);
+                        c.concluded_at = c.concluded_at.or(concluded_at);
                     }
                 }
             }
         }
         let mut ranked: Vec<(u8, usize, Timestamp, String)> = Vec::with_capacity(found.len());
         for (fp, c) in found {
-            let Some(episode) = self.store.episode(&fp).map_err(LegError::from_display)? else {
-                continue;
+            let concluded_at = match c.concluded_at {
+                Some(t) => t,
+                None => match self.store.episode(&fp).map_err(LegError::from_display)? {
+                    Some(e) if q.as_of.knows(e.ingested_at) => e.concluded_at,
+                    _ => continue,
+                },
             };
-            if !q.as_of.knows(episode.ingested_at) {
-                continue;
-            }
-            ranked.push((c.hop, c.shared.len(), episode.concluded_at, fp));
+            ranked.push((c.hop, c.shared.len(), concluded_at, fp));
         }
         ranked.sort_by(|a, b| {
             a.0.cmp(&b.0)
@@ -172,5 +157,46 @@ impl RecallLeg for GraphLeg {
             embed_ms: None,
             note,
         })
+    }
+}
+
+impl GraphLeg {
+    /// Hop-2 neighbours of a hop-1 episode: through its other valid facts (skipping hubs) and
+    /// through SUPERSEDES edges known and in force at the as-of point.
+    #[allow(clippy::type_complexity)]
+    fn bridges(
+        &self,
+        fp: &str,
+        seeds: &[EntityKey],
+        as_of: &AsOf,
+    ) -> Result<Vec<(EntityKey, String, Option<Timestamp>)>, LegError> {
+        let mut bridges = Vec::new();
+        for fact in self.store.facts(fp).map_err(LegError::from_display)? {
+            if !as_of.fact_valid(&fact) || seeds.contains(&fact.entity) {
+                continue;
+            }
+            for link in self.links_about(&fact.entity, as_of, Some(HUB_FACTS))? {
+                bridges.push((
+                    fact.entity.clone(),
+                    link.episode,
+                    Some(link.episode_concluded_at),
+                ));
+            }
+        }
+        let backwards = self.store.supersedes(fp).map_err(LegError::from_display)?;
+        let forwards = self
+            .store
+            .superseded_by(fp)
+            .map_err(LegError::from_display)?;
+        for (s, other) in backwards
+            .iter()
+            .map(|s| (s, &s.prior))
+            .chain(forwards.iter().map(|s| (s, &s.episode)))
+        {
+            if as_of.knows(s.ingested_at) && s.t_valid <= as_of.valid_at {
+                bridges.push((s.entity.clone(), other.clone(), None));
+            }
+        }
+        Ok(bridges)
     }
 }

@@ -21,6 +21,8 @@ impl EmbeddedStore {
         let superseded_by = txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
         let timeline = txn.open_table(TIMELINE).map_err(backend)?;
         let counters = txn.open_table(COUNTERS).map_err(backend)?;
+        let fact_times = txn.open_table(FACT_TIMES).map_err(backend)?;
+        let episode_times = txn.open_table(EPISODE_TIMES).map_err(backend)?;
         let mut report = IntegrityReport::default();
         let mut problems = Vec::new();
 
@@ -60,6 +62,18 @@ impl EmbeddedStore {
                 Relation::ResolvedBy => COUNT_RESOLVED_BY,
             };
             *counts.entry(name).or_default() += 1;
+            if fact_times.get(key).map_err(backend)?.map(|t| t.value())
+                != Some(super::write::times_of(&f))
+            {
+                problems.push(format!("fact {shown} has stale or missing compact times"));
+            }
+            if episode_times
+                .get(f.episode.as_str())
+                .map_err(backend)?
+                .is_none()
+            {
+                problems.push(format!("fact {shown}: episode has no compact times"));
+            }
             if f.t_invalid.is_some() {
                 closed.insert(key.to_vec(), f);
             }

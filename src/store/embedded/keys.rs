@@ -30,6 +30,18 @@ pub fn supersession(episode: &str, prior: &str, e: &EntityKey) -> Vec<u8> {
     join(&[episode, prior, &e.entity_type, &e.entity_ref])
 }
 
+/// The fingerprint and relation of a fact key.
+pub fn fact_parts(key: &[u8]) -> Option<(&str, Relation)> {
+    let mut parts = key.split(|b| *b == SEP);
+    let fp = std::str::from_utf8(parts.next()?).ok()?;
+    let relation = match parts.next()? {
+        b"MENTIONS" => Relation::Mentions,
+        b"RESOLVED_BY" => Relation::ResolvedBy,
+        _ => return None,
+    };
+    Some((fp, relation))
+}
+
 /// Bounds of every key whose first part is exactly `first`.
 pub fn prefix_range(first: &str) -> (Vec<u8>, Vec<u8>) {
     let mut lo = first.as_bytes().to_vec();

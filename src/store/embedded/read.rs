@@ -4,9 +4,10 @@ use redb::{ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetada
 
 use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
-use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession};
+use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{
-    ApplyReport, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery, WriteBatch,
+    ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
+    WriteBatch,
 };
 
 pub(super) fn decode<T: serde::de::DeserializeOwned>(
@@ -199,6 +200,50 @@ impl MemoryStore for EmbeddedStore {
                 seq.value(),
                 decode("episodes", fp.as_bytes(), bytes.value())?,
             ));
+        }
+        Ok(out)
+    }
+
+    fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
+        let txn = self.read()?;
+        let index = txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
+        let times = txn.open_table(FACT_TIMES).map_err(backend)?;
+        let episodes = txn.open_table(EPISODE_TIMES).map_err(backend)?;
+        let opt = |ms: i64| (ms != i64::MAX).then(|| Timestamp::from_millis(ms));
+        let mut out = Vec::new();
+        for fkey in index
+            .get(keys::entity(entity).as_slice())
+            .map_err(backend)?
+        {
+            let fkey = fkey.map_err(backend)?;
+            let key = fkey.value();
+            let corrupt = |message: &str| StoreError::Corrupt {
+                table: "fact_times",
+                key: keys::display(key),
+                message: message.to_string(),
+            };
+            let (fp, relation) =
+                keys::fact_parts(key).ok_or_else(|| corrupt("malformed fact key"))?;
+            let (t_valid, t_invalid, ingested, expired) = times
+                .get(key)
+                .map_err(backend)?
+                .ok_or_else(|| corrupt("fact without times"))?
+                .value();
+            let (concluded, episode_ingested) = episodes
+                .get(fp)
+                .map_err(backend)?
+                .ok_or_else(|| corrupt("fact of a missing episode"))?
+                .value();
+            out.push(EntityLink {
+                episode: fp.to_string(),
+                relation,
+                t_valid: Timestamp::from_millis(t_valid),
+                t_invalid: opt(t_invalid),
+                ingested_at: Timestamp::from_millis(ingested),
+                expired_at: opt(expired),
+                episode_concluded_at: Timestamp::from_millis(concluded),
+                episode_ingested_at: Timestamp::from_millis(episode_ingested),
+            });
         }
         Ok(out)
     }

@@ -26,6 +26,12 @@ pub const SUPERSEDED_BY: MultimapTableDefinition<&str, &[u8]> =
     MultimapTableDefinition::new("superseded_by");
 /// (concluded_at ms, fingerprint)
 pub const TIMELINE: TableDefinition<(i64, &str), ()> = TableDefinition::new("timeline");
+/// fact key -> (t_valid, t_invalid, ingested_at, expired_at) in ms, i64::MAX for none: lets
+/// graph traversal test validity without decoding fact records.
+pub const FACT_TIMES: TableDefinition<&[u8], (i64, i64, i64, i64)> =
+    TableDefinition::new("fact_times");
+/// fingerprint -> (concluded_at, ingested_at) in ms
+pub const EPISODE_TIMES: TableDefinition<&str, (i64, i64)> = TableDefinition::new("episode_times");
 /// ingest sequence -> fingerprint: the order the store learned of episodes, for indexes to follow.
 pub const INGEST_LOG: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
 pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
@@ -47,6 +53,8 @@ pub fn create_all(db: &Database) -> Result<(), StoreError> {
         txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
         txn.open_table(TIMELINE).map_err(backend)?;
         txn.open_table(INGEST_LOG).map_err(backend)?;
+        txn.open_table(FACT_TIMES).map_err(backend)?;
+        txn.open_table(EPISODE_TIMES).map_err(backend)?;
         txn.open_table(COUNTERS).map_err(backend)?;
         let mut meta = txn.open_table(META).map_err(backend)?;
         meta.insert("schema_version", SCHEMA_VERSION)

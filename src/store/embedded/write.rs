@@ -28,6 +28,8 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
         superseded_by: txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?,
         timeline: txn.open_table(TIMELINE).map_err(backend)?,
         ingest_log: txn.open_table(INGEST_LOG).map_err(backend)?,
+        fact_times: txn.open_table(FACT_TIMES).map_err(backend)?,
+        episode_times: txn.open_table(EPISODE_TIMES).map_err(backend)?,
         counters: txn.open_table(COUNTERS).map_err(backend)?,
         pending: Counts::default(),
     };
@@ -61,6 +63,8 @@ struct Tables<'t> {
     superseded_by: redb::MultimapTable<'t, &'static str, &'static [u8]>,
     timeline: Table<'t, (i64, &'static str), ()>,
     ingest_log: Table<'t, u64, &'static str>,
+    fact_times: Table<'t, &'static [u8], (i64, i64, i64, i64)>,
+    episode_times: Table<'t, &'static str, (i64, i64)>,
     counters: Table<'t, &'static str, u64>,
     pending: Counts,
 }
@@ -121,6 +125,9 @@ impl Tables<'_> {
             .map_err(backend)?
             .map_or(1, |(k, _)| k.value() + 1);
         self.ingest_log.insert(sequence, fp).map_err(backend)?;
+        self.episode_times
+            .insert(fp, (d.concluded_at.millis(), item.ingested_at.millis()))
+            .map_err(backend)?;
         report.new_episodes += 1;
 
         for fact in &d.facts {
@@ -157,6 +164,9 @@ impl Tables<'_> {
                 .map_err(backend)?;
             self.entity_facts
                 .insert(ekey.as_slice(), fkey.as_slice())
+                .map_err(backend)?;
+            self.fact_times
+                .insert(fkey.as_slice(), times_of(&edge))
                 .map_err(backend)?;
             match fact.relation {
                 Relation::Mentions => self.pending.mentions += 1,
@@ -225,6 +235,9 @@ impl Tables<'_> {
                         edge.superseded_by = Some(fp.to_string());
                         self.facts
                             .insert(fkey.as_slice(), encode(&edge)?.as_slice())
+                            .map_err(backend)?;
+                        self.fact_times
+                            .insert(fkey.as_slice(), times_of(&edge))
                             .map_err(backend)?;
                         self.pending.invalidated += 1;
                         report.closed_facts += 1;
@@ -303,6 +316,16 @@ impl Tables<'_> {
         }
         Ok(())
     }
+}
+
+pub(super) fn times_of(f: &FactEdge) -> (i64, i64, i64, i64) {
+    let ms = |t: Option<crate::model::Timestamp>| t.map_or(i64::MAX, |t| t.millis());
+    (
+        f.t_valid.millis(),
+        ms(f.t_invalid),
+        f.ingested_at.millis(),
+        ms(f.expired_at),
+    )
 }
 
 fn first_difference(stored: &EpisodeDraft, new: &EpisodeDraft) -> &'static str {
