@@ -49,6 +49,16 @@ fn eval_reports_every_combination_and_gates_on_ac1() {
     assert!(demo["latency_ms"]["p95"].as_f64().unwrap() > 0.0);
     assert!(datasets[1]["queries"].as_u64().unwrap() >= 20);
 
+    let committed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/eval/baseline-hash.json");
+    let shipped: Value =
+        serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
+    for (a, b) in shipped["datasets"].as_array().unwrap().iter().zip(datasets) {
+        assert_eq!(
+            a["rows"], b["rows"],
+            "same data, same embedder: the same scores as the committed baseline"
+        );
+    }
     let baseline = dir.path().join("baseline.json");
     std::fs::write(&baseline, &out.stdout).unwrap();
     let same = strata(

@@ -1,6 +1,8 @@
 //! Finds known entity refs in free text (no model): Aho-Corasick over every entity ref,
 //! case-insensitive, whole words only.
 
+use std::collections::HashMap;
+
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
 use crate::model::EntityKey;
@@ -21,14 +23,16 @@ impl EntityDictionary {
         let size = keys.len();
         let mut patterns: Vec<String> = Vec::new();
         let mut entities: Vec<Vec<EntityKey>> = Vec::new();
+        let mut slots: HashMap<String, usize> = HashMap::new();
         for key in keys {
             let pattern = key.entity_ref.to_lowercase();
             if pattern.chars().count() < MIN_REF_CHARS {
                 continue;
             }
-            match patterns.iter().position(|p| *p == pattern) {
-                Some(i) => entities[i].push(key),
+            match slots.get(&pattern) {
+                Some(&i) => entities[i].push(key),
                 None => {
+                    slots.insert(pattern.clone(), patterns.len());
                     patterns.push(pattern);
                     entities.push(vec![key]);
                 }
