@@ -122,10 +122,8 @@ fn as_of_boundaries_on_both_axes() {
                 known_at: ts(k),
             },
         )
-        .unwrap()
-        .facts
-        .into_iter()
-        .find(|f| f.entity_ref == "cfg-INC-1")
+        .ok()
+        .and_then(|r| r.facts.into_iter().find(|f| f.entity_ref == "cfg-INC-1"))
         .map(|f| (f.state, f.t_invalid, f.superseded_by))
     };
     let late = "2026-12-01T00:00:00Z";
@@ -289,4 +287,41 @@ fn supersession_target_may_come_later_in_the_same_batch() {
     )
     .unwrap();
     assert_eq!((report.new_episodes, report.new_supersessions), (2, 1));
+}
+
+#[test]
+fn knowledge_time_never_moves_backwards() {
+    let (_d, store) = temp_store();
+    ingest_at(
+        &store,
+        &[record("INC-1", "2026-01-01T10:00:00Z")],
+        "2026-06-01T00:00:00Z",
+    )
+    .unwrap();
+    let err = ingest_at(
+        &store,
+        &[record("INC-2", "2026-01-02T10:00:00Z")],
+        "2026-05-01T00:00:00Z",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("test.ndjson:1: ingested_at: knowledge time 2026-05-01T00:00:00Z is before 2026-06-01T00:00:00Z"),
+        "{err}"
+    );
+    assert!(store.episode("INC-2").unwrap().is_none());
+    // Re-ingesting what is already known writes nothing, so any --now is fine.
+    let again = ingest_at(
+        &store,
+        &[record("INC-1", "2026-01-01T10:00:00Z")],
+        "2026-05-01T00:00:00Z",
+    )
+    .unwrap();
+    assert_eq!(again.unchanged_episodes, 1);
+    ingest_at(
+        &store,
+        &[record("INC-2", "2026-01-02T10:00:00Z")],
+        "2026-06-01T00:00:00Z",
+    )
+    .unwrap();
 }

@@ -108,17 +108,16 @@ fn facts_json_has_the_documented_shape() {
             .iter()
             .all(|f| f["state"] == "not_yet_valid")
     );
-    let unknown = json_of(
+    let early = strata(
         &data,
-        &[
-            "facts",
-            "INC-1",
-            "--known-at",
-            "2026-03-04T00:00:00Z",
-            "--json",
-        ],
+        &["facts", "INC-1", "--known-at", "2026-03-04T00:00:00Z"],
     );
-    assert_eq!(unknown["facts"].as_array().unwrap().len(), 0);
+    assert!(!early.status.success());
+    assert!(
+        stderr(&early).contains("episode \"INC-1\" was not yet known at 2026-03-04T00:00:00Z (recorded at 2026-03-05T00:00:00Z)"),
+        "{}",
+        stderr(&early)
+    );
 }
 
 #[test]

@@ -476,17 +476,7 @@ mod tests {
 
     #[test]
     fn records_follow_the_ingest_format() {
-        const KEYS: [&str; 9] = [
-            "incident_fingerprint",
-            "summary_nl",
-            "resolution_nl",
-            "concluded_at",
-            "t_valid",
-            "mentions",
-            "resolved_by",
-            "supersedes",
-            "provenance",
-        ];
+        const KEYS: &[&str] = crate::ingest::RECORD_FIELDS;
         let mut changes = HashSet::new();
         for record in generate().records {
             let value = &record.record;

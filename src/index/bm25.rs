@@ -200,6 +200,9 @@ impl Bm25Index {
         as_of: &AsOf,
         limit: usize,
     ) -> Result<Vec<(String, f32)>, IndexError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
         let f = self.fields;
         let mut analyzer = self
             .index
@@ -255,7 +258,10 @@ impl Bm25Index {
         };
         let searcher = self.reader.searcher();
         let top = searcher
-            .search(&query, &TopDocs::with_limit(limit * 2).order_by_score())
+            .search(
+                &query,
+                &TopDocs::with_limit(limit.saturating_mul(2)).order_by_score(),
+            )
             .map_err(|e| self.err(&e))?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {

@@ -8,4 +8,4 @@ mod sync;
 pub mod vectors;
 
 pub use error::IndexError;
-pub use sync::{SyncReport, episode_text, sync};
+pub use sync::{SyncReport, episode_text, sync_text, sync_vectors};

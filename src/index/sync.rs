@@ -20,29 +20,36 @@ pub struct SyncReport {
     pub vectors_embedded: usize,
 }
 
-/// Brings both indexes up to the store's ingest log; `progress(done, total)` after each page.
-pub fn sync(
+/// Pages of the store's ingest log after `from`, until it is exhausted.
+fn follow(
     store: &dyn MemoryStore,
-    text: &Bm25Index,
-    vectors: &VectorIndex,
-    embedder: &dyn Embedder,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<SyncReport, IndexError> {
-    let text_mark = text.watermark()?;
-    let vector_mark = vectors.watermark()?;
-    let total = store.stats()?.episodes;
-    let mut cursor = text_mark.min(vector_mark);
-    let mut report = SyncReport::default();
+    from: u64,
+    mut page_done: impl FnMut(&[(u64, MemoryEpisode)], u64) -> Result<(), IndexError>,
+) -> Result<(), IndexError> {
+    let mut cursor = from;
     loop {
         let page = store.episodes_since(cursor, PAGE)?;
         let Some(&(last, _)) = page.last() else {
-            break;
+            return Ok(());
         };
+        page_done(&page, last)?;
+        cursor = last;
+    }
+}
+
+/// Brings the text index up to the store's ingest log.
+pub fn sync_text(
+    store: &dyn MemoryStore,
+    text: &Bm25Index,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<usize, IndexError> {
+    let total = store.stats()?.episodes;
+    let mut indexed = 0;
+    follow(store, text.watermark()?, |page, last| {
         let texts: Vec<String> = page.iter().map(|(_, e)| episode_text(e)).collect();
         let docs: Vec<TextDoc<'_>> = page
             .iter()
             .zip(&texts)
-            .filter(|((seq, _), _)| *seq > text_mark)
             .map(|((_, e), t)| TextDoc {
                 fingerprint: &e.incident_fingerprint,
                 text: t,
@@ -50,34 +57,40 @@ pub fn sync(
                 t_valid: e.t_valid,
             })
             .collect();
-        if !docs.is_empty() {
-            text.append(&docs, last)?;
-            report.text_indexed += docs.len();
-        }
-        let pending: Vec<(&MemoryEpisode, &str)> = page
-            .iter()
-            .zip(&texts)
-            .filter(|((seq, _), _)| *seq > vector_mark)
-            .map(|((_, e), t)| (e, t.as_str()))
-            .collect();
-        if !pending.is_empty() {
-            let batch: Vec<&str> = pending.iter().map(|(_, t)| *t).collect();
-            let embedded = embedder.embed_batch(&batch)?;
-            let rows: Vec<VectorRow> = pending
-                .iter()
-                .zip(embedded)
-                .map(|((e, _), vector)| VectorRow {
-                    fingerprint: e.incident_fingerprint.clone(),
-                    ingested_at: e.ingested_at,
-                    t_valid: e.t_valid,
-                    vector,
-                })
-                .collect();
-            vectors.append(&rows, last)?;
-            report.vectors_embedded += rows.len();
-        }
-        cursor = last;
+        text.append(&docs, last)?;
+        indexed += docs.len();
         progress(last.min(total), total);
-    }
-    Ok(report)
+        Ok(())
+    })?;
+    Ok(indexed)
+}
+
+/// Brings the vector index up to the store's ingest log, embedding in batches.
+pub fn sync_vectors(
+    store: &dyn MemoryStore,
+    vectors: &VectorIndex,
+    embedder: &dyn Embedder,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<usize, IndexError> {
+    let total = store.stats()?.episodes;
+    let mut embedded = 0;
+    follow(store, vectors.watermark()?, |page, last| {
+        let texts: Vec<String> = page.iter().map(|(_, e)| episode_text(e)).collect();
+        let batch: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let rows: Vec<VectorRow> = page
+            .iter()
+            .zip(embedder.embed_batch(&batch)?)
+            .map(|((_, e), vector)| VectorRow {
+                fingerprint: e.incident_fingerprint.clone(),
+                ingested_at: e.ingested_at,
+                t_valid: e.t_valid,
+                vector,
+            })
+            .collect();
+        vectors.append(&rows, last)?;
+        embedded += rows.len();
+        progress(last.min(total), total);
+        Ok(())
+    })?;
+    Ok(embedded)
 }

@@ -13,7 +13,7 @@ use crate::store::{ApplyReport, MemoryStore, StoreError, WriteBatch};
 
 pub use batch::{BatchBuilder, Prepared};
 pub use error::{IngestError, IngestFailure};
-pub use record::parse_record;
+pub use record::{RECORD_FIELDS, parse_record};
 pub use source::{Location, RawRecord, split_records};
 
 /// Reads and validates one file into a batch stamped with knowledge time `now`.

@@ -11,7 +11,8 @@ pub struct FieldError {
     pub message: String,
 }
 
-const RECORD_FIELDS: &[&str] = &[
+/// Every field an ingest record may carry.
+pub const RECORD_FIELDS: &[&str] = &[
     "incident_fingerprint",
     "summary_nl",
     "resolution_nl",

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::{FactEdge, Supersession, Timestamp};
+use super::{FactEdge, Timestamp};
 
 /// A point on both axes: "what was true at `valid_at`, as we knew it at `known_at`".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -86,11 +86,6 @@ impl AsOf {
 
     pub fn fact_valid(&self, fact: &FactEdge) -> bool {
         self.fact_state(fact) == FactState::Valid
-    }
-
-    /// A supersession is visible once recorded and once its closing time has come.
-    pub fn sees_supersession(&self, s: &Supersession) -> bool {
-        self.knows(s.ingested_at)
     }
 }
 

@@ -56,8 +56,15 @@ pub fn facts_as_of(
     fingerprint: &str,
     as_of: AsOf,
 ) -> Result<FactsReport, QueryError> {
-    if store.episode(fingerprint)?.is_none() {
-        return Err(QueryError::UnknownEpisode(fingerprint.to_string()));
+    let episode = store
+        .episode(fingerprint)?
+        .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;
+    if !as_of.knows(episode.ingested_at) {
+        return Err(QueryError::NotYetKnown {
+            fingerprint: fingerprint.to_string(),
+            known_at: as_of.known_at,
+            recorded_at: episode.ingested_at,
+        });
     }
     let facts = store
         .facts(fingerprint)?

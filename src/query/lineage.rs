@@ -56,8 +56,15 @@ pub fn lineage(
     fingerprint: &str,
     known_at: Timestamp,
 ) -> Result<Lineage, QueryError> {
-    if store.episode(fingerprint)?.is_none() {
-        return Err(QueryError::UnknownEpisode(fingerprint.to_string()));
+    let episode = store
+        .episode(fingerprint)?
+        .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;
+    if episode.ingested_at > known_at {
+        return Err(QueryError::NotYetKnown {
+            fingerprint: fingerprint.to_string(),
+            known_at,
+            recorded_at: episode.ingested_at,
+        });
     }
     Ok(Lineage {
         episode: fingerprint.to_string(),

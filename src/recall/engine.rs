@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use super::fusion::{self, FusionPolicy};
 use super::leg::{Leg, LegHits, LegQuery, LegSet, RecallLeg};
 use super::response::{LegReport, LegReports, LegStatus, RecallResponse, RecallResult};
-use crate::model::{AsOf, EntityKey, Timestamp};
+use crate::model::{AsOf, EntityKey, MemoryEpisode, Timestamp};
 use crate::store::MemoryStore;
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
@@ -117,16 +117,30 @@ impl RecallEngine {
         }
         lists.sort_by_key(|(leg, _)| *leg);
 
-        let mut episodes = HashMap::new();
-        for (_, list) in &lists {
-            for fp in list {
-                if !episodes.contains_key(fp) {
-                    // A store error here degrades one row, never the recall.
-                    let e = self.store.episode(fp).ok().flatten();
-                    episodes.insert(fp.clone(), e);
-                }
+        // Dates and summaries for the candidates, off the async workers and under the same
+        // deadline: a slow store degrades the rows (no date, no summary), never the recall.
+        let mut wanted: Vec<String> = lists.iter().flat_map(|(_, l)| l.iter().cloned()).collect();
+        wanted.sort();
+        wanted.dedup();
+        let store = self.store.clone();
+        let lookup = tokio::task::spawn_blocking(move || {
+            wanted
+                .into_iter()
+                .map(|fp| {
+                    let e = store.episode(&fp).ok().flatten();
+                    (fp, e)
+                })
+                .collect::<HashMap<String, Option<MemoryEpisode>>>()
+        });
+        let episodes = match tokio::time::timeout(self.timeout, lookup).await {
+            Ok(Ok(found)) => found,
+            _ => {
+                tracing::warn!(
+                    "episode details did not arrive in time; results lack dates and summaries"
+                );
+                HashMap::new()
             }
-        }
+        };
         let concluded: HashMap<String, Timestamp> = episodes
             .iter()
             .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))

@@ -7,7 +7,7 @@ use super::legs::{Bm25Leg, GraphLeg, SemanticLeg, UnavailableLeg};
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
 use crate::index::vectors::VectorIndex;
-use crate::index::{IndexError, SyncReport, sync};
+use crate::index::{SyncReport, sync_text, sync_vectors};
 use crate::store::MemoryStore;
 
 pub struct StackOptions {
@@ -66,15 +66,18 @@ impl RecallStack {
         };
         let mut report = SyncReport::default();
         if options.sync {
-            match sync_available(
-                store.as_ref(),
-                text.as_deref(),
-                vectors.as_deref(),
-                embedder.as_deref(),
-                progress,
-            ) {
-                Ok(r) => report = r,
-                Err(e) => notices.push(format!("index catch-up stopped: {e}")),
+            // Each index catches up on its own: a failing embedder never holds back BM25.
+            if let Some(t) = &text {
+                match sync_text(store.as_ref(), t, progress) {
+                    Ok(n) => report.text_indexed = n,
+                    Err(e) => notices.push(format!("text index catch-up stopped: {e}")),
+                }
+            }
+            if let (Some(v), Some(e)) = (&vectors, &embedder) {
+                match sync_vectors(store.as_ref(), v, e.as_ref(), progress) {
+                    Ok(n) => report.vectors_embedded = n,
+                    Err(e) => notices.push(format!("vector index catch-up stopped: {e}")),
+                }
             }
         }
         let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
@@ -109,19 +112,5 @@ impl RecallStack {
             sync: report,
             notices,
         }
-    }
-}
-
-/// Syncs whichever indexes are open.
-fn sync_available(
-    store: &dyn MemoryStore,
-    text: Option<&Bm25Index>,
-    vectors: Option<&VectorIndex>,
-    embedder: Option<&dyn Embedder>,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<SyncReport, IndexError> {
-    match (text, vectors, embedder) {
-        (Some(t), Some(v), Some(e)) => sync(store, t, v, e, progress),
-        _ => Ok(SyncReport::default()),
     }
 }

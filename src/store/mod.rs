@@ -23,6 +23,7 @@ pub struct EntityLink {
     pub expired_at: Option<Timestamp>,
     pub episode_concluded_at: Timestamp,
     pub episode_ingested_at: Timestamp,
+    pub episode_t_valid: Timestamp,
 }
 
 /// A page of the timeline, newest `concluded_at` first.

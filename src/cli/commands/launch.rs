@@ -34,7 +34,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     })?);
     println!();
     println!(
-        "Next: strata facts FP, strata lineage FP, strata timeline --entity service:authelia, strata --help"
+        "Next: strata recall \"login loop after the session secret rotated\", strata facts FP, strata lineage FP, strata --help"
     );
     Ok(ExitCode::SUCCESS)
 }

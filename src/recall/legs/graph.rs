@@ -70,21 +70,22 @@ impl GraphLeg {
         as_of: &AsOf,
         cap: Option<usize>,
     ) -> Result<Vec<EntityLink>, LegError> {
-        let links = self
+        let links: Vec<EntityLink> = self
             .store
             .entity_links(entity)
-            .map_err(LegError::from_display)?;
-        if cap.is_some_and(|c| links.len() > c) {
-            return Ok(Vec::new());
-        }
-        Ok(links
+            .map_err(LegError::from_display)?
             .into_iter()
             .filter(|l| {
                 as_of.knows(l.episode_ingested_at)
+                    && l.episode_t_valid <= as_of.valid_at
                     && as_of.state(l.t_valid, l.t_invalid, l.ingested_at, l.expired_at)
                         == FactState::Valid
             })
-            .collect())
+            .collect();
+        if cap.is_some_and(|c| links.len() > c) {
+            return Ok(Vec::new());
+        }
+        Ok(links)
     }
 }
 
@@ -139,7 +140,9 @@ impl RecallLeg for GraphLeg {
             let concluded_at = match c.concluded_at {
                 Some(t) => t,
                 None => match self.store.episode(&fp).map_err(LegError::from_display)? {
-                    Some(e) if q.as_of.knows(e.ingested_at) => e.concluded_at,
+                    Some(e) if q.as_of.knows(e.ingested_at) && e.t_valid <= q.as_of.valid_at => {
+                        e.concluded_at
+                    }
                     _ => continue,
                 },
             };
@@ -193,7 +196,8 @@ impl GraphLeg {
             .map(|s| (s, &s.prior))
             .chain(forwards.iter().map(|s| (s, &s.episode)))
         {
-            if as_of.knows(s.ingested_at) && s.t_valid <= as_of.valid_at {
+            if as_of.state(s.t_valid, s.t_invalid, s.ingested_at, s.expired_at) == FactState::Valid
+            {
                 bridges.push((s.entity.clone(), other.clone(), None));
             }
         }

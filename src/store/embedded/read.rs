@@ -229,7 +229,7 @@ impl MemoryStore for EmbeddedStore {
                 .map_err(backend)?
                 .ok_or_else(|| corrupt("fact without times"))?
                 .value();
-            let (concluded, episode_ingested) = episodes
+            let (concluded, episode_ingested, episode_valid) = episodes
                 .get(fp)
                 .map_err(backend)?
                 .ok_or_else(|| corrupt("fact of a missing episode"))?
@@ -243,6 +243,7 @@ impl MemoryStore for EmbeddedStore {
                 expired_at: opt(expired),
                 episode_concluded_at: Timestamp::from_millis(concluded),
                 episode_ingested_at: Timestamp::from_millis(episode_ingested),
+                episode_t_valid: Timestamp::from_millis(episode_valid),
             });
         }
         Ok(out)

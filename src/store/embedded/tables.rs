@@ -30,12 +30,16 @@ pub const TIMELINE: TableDefinition<(i64, &str), ()> = TableDefinition::new("tim
 /// graph traversal test validity without decoding fact records.
 pub const FACT_TIMES: TableDefinition<&[u8], (i64, i64, i64, i64)> =
     TableDefinition::new("fact_times");
-/// fingerprint -> (concluded_at, ingested_at) in ms
-pub const EPISODE_TIMES: TableDefinition<&str, (i64, i64)> = TableDefinition::new("episode_times");
+/// fingerprint -> (concluded_at, ingested_at, t_valid) in ms
+pub const EPISODE_TIMES: TableDefinition<&str, (i64, i64, i64)> =
+    TableDefinition::new("episode_times");
 /// ingest sequence -> fingerprint: the order the store learned of episodes, for indexes to follow.
 pub const INGEST_LOG: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
 pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+
+/// META key: the latest knowledge time written, in ms.
+pub const KNOWLEDGE_HIGH_WATER: &str = "knowledge_high_water";
 
 pub const COUNT_MENTIONS: &str = "mentions";
 pub const COUNT_RESOLVED_BY: &str = "resolved_by";

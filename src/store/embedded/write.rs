@@ -32,7 +32,16 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
         episode_times: txn.open_table(EPISODE_TIMES).map_err(backend)?,
         counters: txn.open_table(COUNTERS).map_err(backend)?,
         pending: Counts::default(),
+        high_water: i64::MIN,
+        newest: i64::MIN,
     };
+    let mut meta = txn.open_table(META).map_err(backend)?;
+    t.high_water = meta
+        .get(KNOWLEDGE_HIGH_WATER)
+        .map_err(backend)?
+        .and_then(|v| v.value().parse().ok())
+        .unwrap_or(i64::MIN);
+    t.newest = t.high_water;
     let mut report = ApplyReport::default();
     for item in &batch.items {
         report.records += 1;
@@ -43,6 +52,10 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
         t.write_supersessions(item, &mut report)?;
     }
     t.flush_counts()?;
+    if t.newest > t.high_water {
+        meta.insert(KNOWLEDGE_HIGH_WATER, t.newest.to_string().as_str())
+            .map_err(backend)?;
+    }
     Ok(report)
 }
 
@@ -64,9 +77,12 @@ struct Tables<'t> {
     timeline: Table<'t, (i64, &'static str), ()>,
     ingest_log: Table<'t, u64, &'static str>,
     fact_times: Table<'t, &'static [u8], (i64, i64, i64, i64)>,
-    episode_times: Table<'t, &'static str, (i64, i64)>,
+    episode_times: Table<'t, &'static str, (i64, i64, i64)>,
     counters: Table<'t, &'static str, u64>,
     pending: Counts,
+    /// The latest knowledge time recorded before this batch: nothing may be written before it.
+    high_water: i64,
+    newest: i64,
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
@@ -101,6 +117,7 @@ impl Tables<'_> {
                 ),
             ));
         }
+        self.check_knowledge_time(item)?;
         let episode = MemoryEpisode {
             incident_fingerprint: d.incident_fingerprint.clone(),
             summary_nl: d.summary_nl.clone(),
@@ -126,7 +143,14 @@ impl Tables<'_> {
             .map_or(1, |(k, _)| k.value() + 1);
         self.ingest_log.insert(sequence, fp).map_err(backend)?;
         self.episode_times
-            .insert(fp, (d.concluded_at.millis(), item.ingested_at.millis()))
+            .insert(
+                fp,
+                (
+                    d.concluded_at.millis(),
+                    item.ingested_at.millis(),
+                    d.t_valid.millis(),
+                ),
+            )
             .map_err(backend)?;
         report.new_episodes += 1;
 
@@ -219,6 +243,18 @@ impl Tables<'_> {
                 found = true;
                 match edge.t_invalid {
                     None => {
+                        self.check_knowledge_time(item)?;
+                        if item.ingested_at < edge.ingested_at {
+                            return Err(StoreError::rejected(
+                                &item.origin,
+                                field("incident_fingerprint"),
+                                format!(
+                                    "closes {:?}'s {relation} fact about {}, recorded at {}, with the \
+                                     earlier knowledge time {}; expected the closing to be recorded after",
+                                    s.prior, s.entity, edge.ingested_at, item.ingested_at
+                                ),
+                            ));
+                        }
                         if s.t_invalid <= edge.t_valid {
                             return Err(StoreError::rejected(
                                 &item.origin,
@@ -292,6 +328,25 @@ impl Tables<'_> {
                 report.new_supersessions += 1;
             }
         }
+        Ok(())
+    }
+
+    /// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.
+    fn check_knowledge_time(&mut self, item: &BatchItem) -> Result<(), StoreError> {
+        let at = item.ingested_at.millis();
+        if at < self.high_water {
+            return Err(StoreError::rejected(
+                &item.origin,
+                "ingested_at",
+                format!(
+                    "knowledge time {} is before {}, the latest the store has recorded; what memory \
+                     knew then cannot be rewritten (ingest with a later --now)",
+                    item.ingested_at,
+                    crate::model::Timestamp::from_millis(self.high_water)
+                ),
+            ));
+        }
+        self.newest = self.newest.max(at);
         Ok(())
     }
 
