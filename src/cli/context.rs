@@ -97,12 +97,10 @@ impl Context {
         for notice in &stack.notices {
             eprintln!("note: {notice}");
         }
-        let mut engine_timeout = stack.engine.timeout;
-        if let Some(ms) = self.config.recall.timeout_ms {
-            engine_timeout = std::time::Duration::from_millis(ms);
-        }
         let mut stack = stack;
-        stack.engine.timeout = engine_timeout;
+        if let Some(ms) = self.config.recall.timeout_ms {
+            stack.engine.timeout = std::time::Duration::from_millis(ms);
+        }
         if let Some(n) = self.config.recall.leg_limit {
             stack.engine.leg_limit = n;
         }

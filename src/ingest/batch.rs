@@ -55,14 +55,6 @@ impl BatchBuilder {
         Ok(())
     }
 
-    pub fn len(&self) -> usize {
-        self.batch.items.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.batch.items.is_empty()
-    }
-
     pub fn finish(self) -> Prepared {
         Prepared {
             batch: self.batch,

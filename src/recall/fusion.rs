@@ -47,13 +47,6 @@ impl FusionPolicy {
             ],
         }
     }
-
-    pub fn toggled(self) -> Self {
-        match self {
-            FusionPolicy::Rrf => FusionPolicy::Seed,
-            FusionPolicy::Seed => FusionPolicy::Rrf,
-        }
-    }
 }
 
 impl FromStr for FusionPolicy {

@@ -70,11 +70,6 @@ impl LegSet {
         self.0[leg.index()]
     }
 
-    pub fn toggled(mut self, leg: Leg) -> Self {
-        self.0[leg.index()] = !self.0[leg.index()];
-        self
-    }
-
     pub fn legs(&self) -> Vec<Leg> {
         Leg::ALL.into_iter().filter(|l| self.contains(*l)).collect()
     }

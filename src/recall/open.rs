@@ -51,19 +51,21 @@ impl RecallStack {
                 None
             }
         };
+        let mut semantic_down = None;
         let (embedder, vectors) = match embedder {
             Ok(e) => match VectorIndex::open(&options.index_dir, e.model(), e.dimension()) {
                 Ok(v) => (Some(e), Some(Arc::new(v))),
                 Err(err) => {
-                    notices.push(format!("semantic leg unavailable: {err}"));
+                    semantic_down = Some(format!("semantic leg unavailable: {err}"));
                     (Some(e), None)
                 }
             },
             Err(why) => {
-                notices.push(format!("semantic leg unavailable: {why}"));
+                semantic_down = Some(format!("semantic leg unavailable: {why}"));
                 (None, None)
             }
         };
+        notices.extend(semantic_down.clone());
         let mut report = SyncReport::default();
         if options.sync {
             // Each index catches up on its own: a failing embedder never holds back BM25.
@@ -85,11 +87,7 @@ impl RecallStack {
             (Some(e), Some(v)) => legs.push(Arc::new(SemanticLeg::new(e.clone(), v.clone()))),
             _ => legs.push(Arc::new(UnavailableLeg {
                 leg: Leg::Semantic,
-                reason: notices
-                    .iter()
-                    .find(|n| n.starts_with("semantic"))
-                    .cloned()
-                    .unwrap_or_else(|| "semantic leg unavailable".into()),
+                reason: semantic_down.unwrap_or_else(|| "semantic leg unavailable".into()),
             })),
         }
         match &text {

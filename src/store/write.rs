@@ -59,15 +59,3 @@ pub struct ApplyReport {
     pub closed_facts: usize,
     pub new_supersessions: usize,
 }
-
-impl ApplyReport {
-    pub fn add(&mut self, other: &ApplyReport) {
-        self.records += other.records;
-        self.new_episodes += other.new_episodes;
-        self.unchanged_episodes += other.unchanged_episodes;
-        self.new_entities += other.new_entities;
-        self.new_facts += other.new_facts;
-        self.closed_facts += other.closed_facts;
-        self.new_supersessions += other.new_supersessions;
-    }
-}
