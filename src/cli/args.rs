@@ -78,6 +78,8 @@ pub enum Command {
     /// Benchmarks with JSON output
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run the explorer from a script without a terminal, writing text and SVG frames
+    Headless(HeadlessArgs),
     /// Write N synthetic incident records as NDJSON to stdout
     Synthesize {
         #[arg(long, default_value_t = 1000)]
@@ -85,6 +87,45 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         start: usize,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct HeadlessArgs {
+    /// The script: one command per line (see the README, "Headless mode")
+    #[arg(long, value_name = "FILE")]
+    pub script: PathBuf,
+    /// Screen size
+    #[arg(long, default_value = "120x40", value_name = "COLSxROWS", value_parser = parse_size)]
+    pub size: (u16, u16),
+    /// Where Snapshot writes NAME.txt and NAME.svg
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Write a JSON-lines log of every action, background reply and frame hash
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// Show latencies as ~ms and hide the store path, so frames are identical between runs
+    #[arg(long)]
+    pub mask: bool,
+    /// Seed the demo memory first if the store is empty
+    #[arg(long)]
+    pub demo: bool,
+    /// Per-leg recall timeout; generous by default so a slow machine cannot change a frame
+    #[arg(long, default_value_t = 10_000, value_name = "MS")]
+    pub leg_timeout_ms: u64,
+    /// How long WaitIdle waits for background work before failing
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub idle_timeout: u64,
+}
+
+fn parse_size(text: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("expected COLSxROWS such as 120x40, got {text:?}");
+    let (c, r) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let c: u16 = c.trim().parse().map_err(|_| bad())?;
+    let r: u16 = r.trim().parse().map_err(|_| bad())?;
+    if !(20..=1000).contains(&c) || !(8..=1000).contains(&r) {
+        return Err(format!("{text:?}: at least 20x8 and at most 1000x1000"));
+    }
+    Ok((c, r))
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod context;
+mod explorer;
 mod output;
 
 use std::process::ExitCode;
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Eval(a)) => commands::eval::run(&ctx, &a),
         Some(Command::Index(a)) => commands::index::run(&ctx, a.json),
         Some(Command::Bench(b)) => commands::bench::run(&ctx, &b),
+        Some(Command::Headless(a)) => commands::headless::run(&ctx, &a),
         Some(Command::Synthesize { episodes, start }) => commands::synthesize::run(start, episodes),
     }
 }

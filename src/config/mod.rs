@@ -14,6 +14,11 @@ pub struct Config {
     pub embedder: EmbedderSection,
     #[serde(default)]
     pub recall: RecallSection,
+    /// `[keymap.CONTEXT]` tables of `"KEY" = "action"`, merged over the defaults.
+    #[serde(default)]
+    pub keymap: crate::explorer::KeymapOverrides,
+    #[serde(default)]
+    pub theme: crate::explorer::ThemeSection,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]

@@ -70,6 +70,12 @@ impl LegSet {
         self.0[leg.index()]
     }
 
+    /// The set with `leg` switched on or off.
+    pub fn with(mut self, leg: Leg, on: bool) -> Self {
+        self.0[leg.index()] = on;
+        self
+    }
+
     pub fn legs(&self) -> Vec<Leg> {
         Leg::ALL.into_iter().filter(|l| self.contains(*l)).collect()
     }

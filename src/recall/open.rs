@@ -42,7 +42,11 @@ impl RecallStack {
                 if let Some(why) = &t.rebuilt
                     && store.stats().map(|s| s.episodes > 0).unwrap_or(false)
                 {
-                    notices.push(format!("text index {why}: rebuilding it from the store"));
+                    notices.push(if why == "missing" {
+                        "building the text index for the first time".to_string()
+                    } else {
+                        format!("text index {why}: rebuilding it from the store")
+                    });
                 }
                 Some(Arc::new(t))
             }

@@ -102,3 +102,40 @@ pub struct RecallResponse {
     /// Wall time of the whole recall, legs in parallel.
     pub latency_ms: f64,
 }
+
+impl RecallResponse {
+    /// The answer when recall itself cannot run (no store): every asked leg failed, saying why.
+    pub fn unavailable(request: &super::engine::RecallRequest, why: &str) -> Self {
+        let report = |leg: super::leg::Leg| {
+            if request.legs.contains(leg) {
+                LegReport {
+                    status: LegStatus::Failed,
+                    error: Some(why.to_string()),
+                    ..LegReport::disabled()
+                }
+            } else {
+                LegReport::disabled()
+            }
+        };
+        RecallResponse {
+            query: request.text.clone(),
+            entities: request
+                .entities
+                .iter()
+                .map(|e| format!("{}:{}", e.entity_type, e.entity_ref))
+                .collect(),
+            valid_at: request.as_of.valid_at,
+            known_at: request.as_of.known_at,
+            k: request.k,
+            fusion: request.fusion,
+            embedder: String::new(),
+            legs: LegReports {
+                semantic: report(super::leg::Leg::Semantic),
+                bm25: report(super::leg::Leg::Bm25),
+                graph: report(super::leg::Leg::Graph),
+            },
+            results: Vec::new(),
+            latency_ms: 0.0,
+        }
+    }
+}

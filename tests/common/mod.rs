@@ -76,3 +76,68 @@ pub fn shared_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
 }
+
+/// The explorer over a store in `dir` (seeded with the demo memory when empty), the hash
+/// embedder, a fixed clock and volatile details masked, in an off-screen terminal.
+pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Session {
+    use std::sync::Arc;
+    use std::time::Duration;
+    use strata::embed::HashEmbedder;
+    use strata::explorer::{App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
+    use strata::recall::{RecallStack, StackOptions};
+
+    let data = dir.to_path_buf();
+    let open_store: StoreOpener = Box::new(move || {
+        let store = EmbeddedStore::open(&data).map_err(|e| e.to_string())?;
+        if store.stats().map_err(|e| e.to_string())?.episodes == 0 {
+            strata::demo::seed(&store).map_err(|e| e.to_string())?;
+        }
+        Ok((Arc::new(store) as Arc<dyn MemoryStore>, Vec::new()))
+    });
+    let index_dir = dir.join("index");
+    let open_recall: RecallOpener = Box::new(move |store, progress| {
+        let mut stack = RecallStack::open(
+            store,
+            Ok(Arc::new(HashEmbedder::default())),
+            &StackOptions {
+                index_dir,
+                sync: true,
+            },
+            progress,
+        );
+        stack.engine.timeout = Duration::from_secs(30);
+        stack
+    });
+    let worker = Worker::start(open_store, open_recall).unwrap();
+    let app = App::new(
+        Options {
+            now: ts("2026-12-01T00:00:00Z"),
+            theme: Theme::default(),
+            keymap: Keymap::defaults().unwrap(),
+            mask_volatile: true,
+            record_events: false,
+            recall_k: 10,
+        },
+        worker,
+        ratatui::layout::Rect::new(0, 0, width, height),
+    );
+    strata::headless::Session::new(
+        app,
+        width,
+        height,
+        strata::headless::SessionOptions {
+            out_dir: dir.join("frames"),
+            events: None,
+            title: "strata".into(),
+            idle_timeout: Duration::from_secs(300),
+        },
+    )
+    .unwrap()
+}
+
+/// Runs script lines in the session and returns the screen text.
+pub fn play(session: &mut strata::headless::Session, script: &str) -> String {
+    let lines = strata::headless::parse(script).unwrap();
+    session.run(&lines).unwrap();
+    session.text().unwrap()
+}

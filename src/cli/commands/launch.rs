@@ -1,40 +1,29 @@
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use color_eyre::eyre::Result;
+use color_eyre::eyre::{Result, bail};
+use ratatui::layout::Rect;
 
-use super::timeline::print_table;
 use crate::cli::context::Context;
-use strata::store::{MemoryStore, TimelineQuery};
+use crate::cli::explorer::{Launch, build_app};
 
-/// Until the explorer lands: seed the demo memory into an empty store, then show the timeline.
+/// `strata` with no subcommand: the explorer, on the demo memory if the store is empty.
 pub fn run(ctx: &Context) -> Result<ExitCode> {
-    let store = ctx.open_store()?;
-    if store.stats()?.episodes == 0 {
-        eprintln!(
-            "The store at {} is empty: seeding the demo memory (about 300 incidents over two years)…",
-            ctx.data_dir.display()
-        );
-        let report = strata::demo::seed(&store)?;
-        eprintln!(
-            "Seeded {} incidents, {} entities, {} supersessions.",
-            report.new_episodes, report.new_entities, report.new_supersessions
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        bail!(
+            "the explorer needs a terminal; for scripts use a subcommand (strata --help) or strata headless --script FILE"
         );
     }
-    let stats = store.stats()?;
-    println!(
-        "{}: {} episodes, {} entities, {} supersessions",
-        store.describe(),
-        stats.episodes,
-        stats.entities,
-        stats.supersedes
-    );
-    print_table(&store.timeline(&TimelineQuery {
-        limit: 20,
-        ..TimelineQuery::default()
-    })?);
-    println!();
-    println!(
-        "Next: strata recall \"login loop after the session secret rotated\", strata facts FP, strata lineage FP, strata --help"
-    );
+    let app = build_app(
+        ctx,
+        &Launch {
+            seed_demo: true,
+            mask_volatile: false,
+            record_events: false,
+            leg_timeout: None,
+        },
+        Rect::new(0, 0, 80, 24),
+    )?;
+    strata::explorer::terminal::run(app)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ pub mod check;
 pub mod demo;
 pub mod eval;
 pub mod facts;
+pub mod headless;
 pub mod import;
 pub mod index;
 pub mod ingest;

@@ -1,0 +1,83 @@
+//! Builds the explorer over the context's store and recall stack; the I/O happens later,
+//! on the explorer's worker.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use color_eyre::eyre::{Result, eyre};
+use ratatui::layout::Rect;
+
+use super::context::Context;
+use strata::embed;
+use strata::explorer::{App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
+use strata::recall::{RecallStack, StackOptions};
+use strata::store::MemoryStore;
+use strata::store::embedded::EmbeddedStore;
+
+pub struct Launch {
+    /// Seed the demo memory into an empty store, and say so.
+    pub seed_demo: bool,
+    pub mask_volatile: bool,
+    pub record_events: bool,
+    pub leg_timeout: Option<Duration>,
+}
+
+pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
+    let keymap = Keymap::with_overrides(&ctx.config.keymap).map_err(|e| eyre!("config: {e}"))?;
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let theme = Theme::load(&ctx.config.theme, no_color).map_err(|e| eyre!("config: {e}"))?;
+    let data_dir = ctx.data_dir.clone();
+    let seed_demo = launch.seed_demo;
+    let open_store: StoreOpener = Box::new(move || {
+        let store = EmbeddedStore::open(&data_dir).map_err(|e| e.to_string())?;
+        let mut notices = Vec::new();
+        if seed_demo && store.stats().map_err(|e| e.to_string())?.episodes == 0 {
+            let report = strata::demo::seed(&store).map_err(|e| e.to_string())?;
+            notices.push(format!(
+                "the store was empty: seeded the demo memory ({} incidents, {} supersessions)",
+                report.new_episodes, report.new_supersessions
+            ));
+        }
+        Ok((Arc::new(store) as Arc<dyn MemoryStore>, notices))
+    });
+    let embedder = ctx.embedder.clone();
+    let index_dir = ctx.index_dir();
+    let timeout = launch
+        .leg_timeout
+        .or(ctx.config.recall.timeout_ms.map(Duration::from_millis));
+    let leg_limit = ctx.config.recall.leg_limit;
+    let open_recall: RecallOpener = Box::new(move |store, progress| {
+        let built = embed::build(&embedder)
+            .map(Arc::from)
+            .map_err(|e| e.to_string());
+        let mut stack = RecallStack::open(
+            store,
+            built,
+            &StackOptions {
+                index_dir,
+                sync: true,
+            },
+            progress,
+        );
+        if let Some(t) = timeout {
+            stack.engine.timeout = t;
+        }
+        if let Some(n) = leg_limit {
+            stack.engine.leg_limit = n;
+        }
+        stack
+    });
+    let worker = Worker::start(open_store, open_recall)?;
+    Ok(App::new(
+        Options {
+            now: ctx.now,
+            theme,
+            keymap,
+            mask_volatile: launch.mask_volatile,
+            record_events: launch.record_events,
+            recall_k: 10,
+        },
+        worker,
+        size,
+    ))
+}

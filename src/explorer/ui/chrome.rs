@@ -1,0 +1,217 @@
+//! The header (as-of sliders), the error banner and the status bar.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::ms;
+use crate::explorer::action::Axis;
+use crate::explorer::app::{App, Health, Mode};
+use crate::model::Timestamp;
+use crate::recall::{Leg, LegStatus};
+
+pub fn header(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let [top, sliders] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
+    let axis = |a: Axis| {
+        if app.axis == a {
+            t.heading()
+        } else {
+            t.muted()
+        }
+    };
+    let mut spans = vec![
+        Span::styled(" Strata ", t.heading()),
+        Span::styled("│ as of ", t.muted()),
+        Span::styled("valid ", axis(Axis::Valid)),
+        Span::raw(app.as_of.valid_at.short()),
+        Span::styled("  known ", axis(Axis::Known)),
+        Span::raw(app.as_of.known_at.short()),
+    ];
+    if app.as_of.valid_at == app.now && app.as_of.known_at == app.now {
+        spans.push(Span::styled("  (now)", t.muted()));
+    }
+    spans.push(Span::styled(
+        format!("  │ slider: {} (t switches)", app.axis.name()),
+        t.muted(),
+    ));
+    frame.render_widget(Paragraph::new(Line::from(spans)), top);
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(sliders);
+    let (start, end) = span(app);
+    frame.render_widget(
+        Paragraph::new(slider(
+            app,
+            Axis::Valid,
+            app.as_of.valid_at,
+            start,
+            end,
+            left.width,
+        )),
+        left,
+    );
+    frame.render_widget(
+        Paragraph::new(slider(
+            app,
+            Axis::Known,
+            app.as_of.known_at,
+            start,
+            end,
+            right.width,
+        )),
+        right,
+    );
+}
+
+/// The range the sliders cover: the store's first episode to now.
+fn span(app: &App) -> (Timestamp, Timestamp) {
+    let end = app.now;
+    let start = app
+        .summary
+        .and_then(|s| s.earliest)
+        .filter(|e| *e < end)
+        .unwrap_or(end.plus_millis(-365 * 86_400_000));
+    (start, end)
+}
+
+fn slider(
+    app: &App,
+    axis: Axis,
+    at: Timestamp,
+    start: Timestamp,
+    end: Timestamp,
+    width: u16,
+) -> Line<'static> {
+    let t = &app.theme;
+    let label = format!(" {:<5} ", axis.name());
+    let track = (width as usize).saturating_sub(label.len() + 4).max(4);
+    let range = (end.millis() - start.millis()).max(1) as f64;
+    let pos = (((at.millis() - start.millis()) as f64 / range) * (track - 1) as f64)
+        .round()
+        .clamp(0.0, (track - 1) as f64) as usize;
+    let before: String = "─".repeat(pos);
+    let after: String = "─".repeat(track - 1 - pos);
+    let style = if app.axis == axis {
+        t.accent()
+    } else {
+        t.muted()
+    };
+    Line::from(vec![
+        Span::styled(label, style),
+        Span::styled("├", t.muted()),
+        Span::styled(before, t.muted()),
+        Span::styled("●", style),
+        Span::styled(after, t.muted()),
+        Span::styled("┤", t.muted()),
+    ])
+}
+
+pub fn banner(frame: &mut Frame, app: &App, area: Rect) {
+    if let Some(b) = &app.banner {
+        frame.render_widget(
+            Paragraph::new(format!(" {b}  (Ctrl+r retries)")).style(app.theme.banner()),
+            area,
+        );
+    }
+}
+
+pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.theme;
+    let [status, line] =
+        Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
+    let (health, health_style) = match &app.health {
+        Health::Opening => ("opening", t.warn()),
+        Health::Ok => ("ok", t.good()),
+        Health::Down(_) => ("down", t.bad()),
+    };
+    let mut spans = vec![
+        Span::raw(" "),
+        Span::raw(super::clip(
+            if app.mask_volatile {
+                app.backend.split(" (").next().unwrap_or_default()
+            } else {
+                &app.backend
+            },
+            48,
+        )),
+        Span::styled(" ● ", health_style),
+        Span::styled(health, health_style),
+    ];
+    if let Some(s) = &app.summary {
+        spans.push(Span::styled(
+            format!(
+                " │ {} episodes · {} entities",
+                s.stats.episodes, s.stats.entities
+            ),
+            Style::new(),
+        ));
+    }
+    spans.push(Span::styled(" │ ", t.muted()));
+    match (&app.embedder, app.progress) {
+        (_, Some((label, done, total))) => {
+            spans.push(Span::styled(format!("{label} {done}/{total}"), t.warn()))
+        }
+        (Some(e), None) => spans.push(Span::raw(e.clone())),
+        (None, None) => spans.push(Span::styled("recall opening", t.warn())),
+    }
+    if let Some(r) = &app.recall.response {
+        for leg in Leg::ALL {
+            let report = r.legs.get(leg);
+            let style = match report.status {
+                LegStatus::Ok => t.good(),
+                LegStatus::Disabled => t.muted(),
+                LegStatus::Failed | LegStatus::Timeout => t.bad(),
+            };
+            spans.push(Span::styled(" │ ", t.muted()));
+            spans.push(Span::raw(format!("{} ", leg.as_str())));
+            spans.push(Span::styled(report.status.as_str(), style));
+            if report.status != LegStatus::Disabled {
+                spans.push(Span::raw(format!(" {}", ms(app, report.latency_ms))));
+            }
+        }
+        spans.push(Span::styled(" │ ", t.muted()));
+        spans.push(Span::raw(format!("recall {}", ms(app, r.latency_ms))));
+    }
+    if app.pending() > 0 {
+        spans.push(Span::styled(format!(" │ ⟳ {}", app.pending()), t.warn()));
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(spans)).style(t.status_bar()),
+        status,
+    );
+    match app.mode {
+        Mode::Search => input_line(frame, app, line, "/", &app.search),
+        Mode::Palette => input_line(frame, app, line, ":", &app.palette),
+        _ => {
+            let text = match (&app.message, app.notices.is_empty()) {
+                (Some(m), _) => Line::styled(format!(" {m}"), t.warn()),
+                (None, false) => {
+                    Line::styled(format!(" note: {}", app.notices.join(" · ")), t.warn())
+                }
+                (None, true) => Line::styled(
+                    " ? help  : commands  / search  Tab/1-6 panes  Enter open  Esc back  [ ] day  { } week  < > change  t axis  r recall  q quit",
+                    t.muted(),
+                ),
+            };
+            frame.render_widget(Paragraph::new(text), line);
+        }
+    }
+}
+
+fn input_line(
+    frame: &mut Frame,
+    app: &App,
+    area: Rect,
+    prompt: &str,
+    input: &ratatui_textarea::TextArea<'static>,
+) {
+    let [p, rest] = Layout::horizontal([Constraint::Length(2), Constraint::Min(1)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(format!("{prompt} ")).style(app.theme.heading()),
+        p,
+    );
+    frame.render_widget(input, rest);
+}

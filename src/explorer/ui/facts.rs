@@ -1,0 +1,235 @@
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use super::{clip, inner, pane_block};
+use crate::explorer::app::App;
+use crate::explorer::pane::Pane;
+use crate::explorer::theme::Theme;
+use crate::model::{FactState, Timestamp};
+use crate::query::FactView;
+
+pub fn state_style(t: &Theme, state: FactState) -> Style {
+    match state {
+        FactState::Valid => t.good(),
+        FactState::Invalidated => t.bad(),
+        FactState::NotYetValid => t.warn(),
+        FactState::NotYetKnown => t.muted(),
+    }
+}
+
+pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
+    let t = &app.theme;
+    let title = app
+        .selected
+        .as_deref()
+        .map(|fp| Span::styled(format!("{} ", clip(fp, 40)), t.muted()))
+        .unwrap_or_default();
+    frame.render_widget(pane_block(app, Pane::Facts, title), rect);
+    let area = inner(rect);
+    if area.height < 4 {
+        return;
+    }
+    let Some(d) = &app.detail else {
+        let msg = if app.selected.is_some() {
+            "loading…"
+        } else {
+            "select an episode in the timeline"
+        };
+        frame.render_widget(Paragraph::new(Line::styled(msg, t.muted())), area);
+        return;
+    };
+    let e = &d.episode;
+    let width = area.width as usize;
+    let head = vec![
+        Line::from(vec![
+            Span::styled(format!("concluded {}", e.concluded_at.short()), t.text()),
+            Span::styled(format!(" · valid from {}", e.t_valid.short()), t.muted()),
+            Span::styled(
+                format!(" · known since {}", e.ingested_at.short()),
+                t.muted(),
+            ),
+            Span::styled(
+                format!(
+                    " · {} {} {:.2}",
+                    e.provenance.source, e.provenance.status, e.provenance.confidence_score
+                ),
+                t.muted(),
+            ),
+        ]),
+        Line::from(vec![
+            Span::styled("summary ", t.accent()),
+            Span::raw(clip(&e.summary_nl, width.saturating_sub(8))),
+        ]),
+        Line::from(vec![
+            Span::styled("resolved ", t.accent()),
+            Span::raw(clip(&e.resolution_nl, width.saturating_sub(9))),
+        ]),
+    ];
+    frame.render_widget(Paragraph::new(head), Rect { height: 3, ..area });
+    let list = Rect {
+        y: area.y + 3,
+        height: area.height - 3,
+        ..area
+    };
+    if !app.as_of.knows(e.ingested_at) {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!(
+                    "not yet known at {} (recorded {}): step knowledge time forward (t, ])",
+                    app.as_of.known_at.short(),
+                    e.ingested_at.short()
+                ),
+                t.warn(),
+            )),
+            list,
+        );
+        return;
+    }
+    let views = app.fact_views();
+    let (axis_start, axis_end) = chart_span(&views, app.now);
+    let focused = app.focus == Pane::Facts;
+    let table_area = Rect {
+        height: list.height.saturating_sub(1),
+        ..list
+    };
+    let height = table_area.height.saturating_sub(1) as usize;
+    let start = app.facts_cursor.scroll;
+    let chart_width = 20usize;
+    // Narrow panes drop the known date (the detail line has it), then the chart.
+    let with_known = list.width >= 140;
+    let with_chart = list.width >= 100;
+    let date = |t: Timestamp| t.short().chars().take(10).collect::<String>();
+    let rows: Vec<Row> = views
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(height)
+        .map(|(i, v)| {
+            let valid = format!(
+                "{} → {}",
+                date(v.t_valid),
+                v.t_invalid.map(date).unwrap_or_default()
+            );
+            let mut cells = vec![
+                Cell::from(Span::styled(v.state.as_str(), state_style(t, v.state))),
+                Cell::from(v.relation.clone()),
+                Cell::from(format!("{}:{}", v.entity_type, v.entity_ref)),
+            ];
+            if with_chart {
+                cells.push(Cell::from(chart(app, v, axis_start, axis_end, chart_width)));
+            }
+            cells.push(Cell::from(valid));
+            if with_known {
+                cells.push(Cell::from(Span::styled(date(v.ingested_at), t.muted())));
+            }
+            let row = Row::new(cells);
+            if i == app.facts_cursor.index {
+                row.style(t.selected(focused))
+            } else {
+                row
+            }
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(13),
+        Constraint::Length(11),
+        Constraint::Fill(1),
+    ];
+    let mut header = vec!["state", "relation", "entity"];
+    if with_chart {
+        widths.push(Constraint::Length(chart_width as u16));
+        header.push("valid ━ known ✕ V │");
+    }
+    widths.push(Constraint::Length(23));
+    header.push("valid");
+    if with_known {
+        widths.push(Constraint::Length(10));
+        header.push("known");
+    }
+    let table = Table::new(rows, widths).header(Row::new(header).style(t.heading()));
+    frame.render_widget(table, table_area);
+    let detail_area = Rect {
+        y: list.y + list.height.saturating_sub(1),
+        height: 1,
+        ..list
+    };
+    if let Some(v) = views.get(app.facts_cursor.index) {
+        frame.render_widget(Paragraph::new(detail(app, v)), detail_area);
+    }
+    if views.is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled("no facts known at this point", t.muted())),
+            Rect {
+                y: list.y + 1,
+                height: 1,
+                ..list
+            },
+        );
+    }
+}
+
+/// Every time and the provenance of the selected fact, in full.
+fn detail(app: &App, v: &FactView) -> Line<'static> {
+    let t = &app.theme;
+    let end = |x: Option<Timestamp>| x.map(|x| x.short()).unwrap_or_else(|| "open".into());
+    let mut spans = vec![
+        Span::styled("▸ ", t.accent()),
+        Span::styled(
+            format!("valid {} → {}", v.t_valid.short(), end(v.t_invalid)),
+            t.text(),
+        ),
+        Span::styled(
+            format!(" · known {} → {}", v.ingested_at.short(), end(v.expired_at)),
+            t.muted(),
+        ),
+        Span::styled(
+            format!(" · {} {} {:.2}", v.source, v.status, v.confidence_score),
+            t.muted(),
+        ),
+    ];
+    if let Some(by) = &v.superseded_by {
+        spans.push(Span::styled(format!(" · closed by {by}"), t.warn()));
+    }
+    Line::from(spans)
+}
+
+/// The time range the interval charts share: the earliest fact to now.
+fn chart_span(views: &[FactView], now: Timestamp) -> (Timestamp, Timestamp) {
+    let start = views.iter().map(|v| v.t_valid).min().unwrap_or(now);
+    let end = now.max(start.plus_millis(86_400_000));
+    let pad = (end.millis() - start.millis()) / 20;
+    (start.plus_millis(-pad), end)
+}
+
+/// A compact interval chart: `━` while valid, `✕` where the invalidation became known,
+/// `│` at the valid-time slider.
+fn chart(app: &App, v: &FactView, start: Timestamp, end: Timestamp, width: usize) -> Line<'static> {
+    let t = &app.theme;
+    let range = (end.millis() - start.millis()).max(1) as f64;
+    let col = |at: Timestamp| -> usize {
+        (((at.millis() - start.millis()) as f64 / range) * (width - 1) as f64)
+            .round()
+            .clamp(0.0, (width - 1) as f64) as usize
+    };
+    let from = col(v.t_valid);
+    let to = v.t_invalid.map(col).unwrap_or(width - 1);
+    let known = v.expired_at.map(col);
+    let cursor = col(app.as_of.valid_at);
+    let spans: Vec<Span<'static>> = (0..width)
+        .map(|c| {
+            if Some(c) == known {
+                Span::styled("✕", t.bad())
+            } else if c == cursor {
+                Span::styled("│", t.accent())
+            } else if c >= from && c <= to {
+                Span::styled("━", state_style(t, v.state))
+            } else {
+                Span::styled("·", t.muted())
+            }
+        })
+        .collect();
+    Line::from(spans)
+}

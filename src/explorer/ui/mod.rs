@@ -1,0 +1,89 @@
+//! Drawing. Every function here reads the [`App`] and writes to the frame; none changes state.
+
+mod chrome;
+mod entity;
+mod facts;
+pub mod layout;
+mod lessons;
+mod lineage;
+mod overlay;
+mod recall;
+mod timeline;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, BorderType};
+
+use super::app::{App, Mode};
+use super::pane::Pane;
+
+pub fn render(frame: &mut Frame, app: &App) {
+    let areas = layout::areas(app);
+    chrome::header(frame, app, areas.header);
+    if let Some(banner) = areas.banner {
+        chrome::banner(frame, app, banner);
+    }
+    for (pane, rect) in &areas.panes {
+        match pane {
+            Pane::Timeline => timeline::render(frame, app, *rect),
+            Pane::Facts => facts::render(frame, app, *rect),
+            Pane::Recall => recall::render(frame, app, *rect),
+            Pane::Lessons => lessons::render(frame, app, *rect),
+            Pane::Lineage => lineage::render(frame, app, *rect),
+            Pane::Entity => entity::render(frame, app, *rect),
+        }
+    }
+    chrome::footer(frame, app, areas.footer);
+    match app.mode {
+        Mode::Help => overlay::help(frame, app),
+        Mode::Palette => overlay::palette(frame, app),
+        Mode::Normal | Mode::Search | Mode::Query => {}
+    }
+}
+
+/// The bordered frame of a pane, its number and title on the border.
+fn pane_block<'a>(app: &App, pane: Pane, extra: impl Into<Line<'a>>) -> Block<'a> {
+    let focused = app.focus == pane;
+    let mut title = Line::from(format!(" {} {} ", pane.number(), pane.title()));
+    title.spans.extend(extra.into().spans);
+    Block::bordered()
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(app.theme.border(focused))
+        .title(title.style(app.theme.border(focused)))
+}
+
+/// The area inside a pane's border.
+fn inner(rect: Rect) -> Rect {
+    Rect {
+        x: rect.x + 1,
+        y: rect.y + 1,
+        width: rect.width.saturating_sub(2),
+        height: rect.height.saturating_sub(2),
+    }
+}
+
+fn ms(app: &App, value: f64) -> String {
+    if app.mask_volatile {
+        "~ms".into()
+    } else if value < 10.0 {
+        format!("{value:.1}ms")
+    } else {
+        format!("{value:.0}ms")
+    }
+}
+
+/// At most `max` characters, with an ellipsis when cut.
+fn clip(text: &str, max: usize) -> String {
+    let text = text.replace(['\n', '\r', '\t'], " ");
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

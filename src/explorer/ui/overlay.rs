@@ -1,0 +1,96 @@
+//! Windows drawn over the panes: help (generated from the keymap) and the command palette.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
+
+use crate::explorer::action::ACTIONS;
+use crate::explorer::app::App;
+
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let w = width.min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+pub fn help(frame: &mut Frame, app: &App) {
+    let t = &app.theme;
+    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
+    frame.render_widget(Clear, area);
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(t.border(true))
+        .title(" Keys · from the keymap; override in config.toml [keymap.CONTEXT] · Esc closes ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let mut lines = Vec::new();
+    for section in app.keymap.help() {
+        lines.push(Line::styled(
+            section.context.name().to_string(),
+            t.heading(),
+        ));
+        for row in section.rows {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<20}", row.keys), t.accent()),
+                Span::raw(format!("{:<20}", row.action)),
+                Span::styled(row.about.to_string(), t.muted()),
+            ]));
+        }
+    }
+    let columns = if inner.width >= 96 && lines.len() > inner.height as usize {
+        2
+    } else {
+        1
+    };
+    let per = lines.len().div_ceil(columns);
+    let areas =
+        Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
+    for (i, chunk) in lines.chunks(per.max(1)).enumerate() {
+        if let Some(a) = areas.get(i) {
+            frame.render_widget(Paragraph::new(chunk.to_vec()), *a);
+        }
+    }
+}
+
+pub fn palette(frame: &mut Frame, app: &App) {
+    let t = &app.theme;
+    let typed = app.palette.lines().join(" ");
+    let name = typed.split_whitespace().next().unwrap_or_default();
+    let matches: Vec<_> = ACTIONS
+        .iter()
+        .filter(|a| a.name.starts_with(name))
+        .collect();
+    let height = (matches.len() as u16 + 2)
+        .min(frame.area().height.saturating_sub(4))
+        .max(3);
+    let full = frame.area();
+    let area = Rect {
+        x: full.x + 1,
+        y: full.y + full.height.saturating_sub(height + 2),
+        width: full.width.saturating_sub(2).min(90),
+        height,
+    };
+    frame.render_widget(Clear, area);
+    let block = Block::bordered()
+        .border_style(t.border(true))
+        .title(" Commands · type a name (and its argument), Enter runs, Esc closes ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let lines: Vec<Line> = matches
+        .iter()
+        .map(|a| {
+            Line::from(vec![
+                Span::styled(format!("{:<18}", a.name), t.accent()),
+                Span::styled(format!("{:<12}", a.argument.unwrap_or("")), t.warn()),
+                Span::styled(a.about.to_string(), t.muted()),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,118 @@
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use super::{clip, inner, pane_block};
+use crate::explorer::app::App;
+use crate::explorer::pane::Pane;
+
+pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
+    let t = &app.theme;
+    let tl = &app.timeline;
+    let count = match tl.total {
+        Some(n) => format!("{n} episodes "),
+        None => "loading… ".into(),
+    };
+    frame.render_widget(
+        pane_block(app, Pane::Timeline, Span::styled(count, t.muted())),
+        rect,
+    );
+    let area = inner(rect);
+    if area.height < 3 {
+        return;
+    }
+    let mut filter = Vec::new();
+    if let Some(text) = &tl.filter.text {
+        filter.push(format!("text \"{}\"", clip(text, 30)));
+    }
+    if let Some(e) = &tl.filter.entity {
+        filter.push(format!("{}:{}", e.entity_type, clip(&e.entity_ref, 30)));
+    }
+    if app.as_of.known_at < app.now {
+        filter.push(format!("known by {}", app.as_of.known_at.short()));
+    }
+    let filter_line = if filter.is_empty() {
+        Line::styled(
+            "newest first · ▲ superseded an earlier one · ▽ superseded later",
+            t.muted(),
+        )
+    } else {
+        Line::from(vec![
+            Span::styled("filter: ", t.warn()),
+            Span::raw(filter.join(" · ")),
+            Span::styled("  (c clears)", t.muted()),
+        ])
+    };
+    frame.render_widget(Paragraph::new(filter_line), Rect { height: 1, ..area });
+    let list = Rect {
+        y: area.y + 1,
+        height: area.height - 1,
+        ..area
+    };
+    let height = list.height.saturating_sub(1) as usize;
+    let focused = app.focus == Pane::Timeline;
+    let start = tl.cursor.scroll;
+    let rows: Vec<Row> = (start..(start + height).min(tl.len()))
+        .map(|i| {
+            let selected = i == tl.cursor.index;
+            let row = match tl.row(i) {
+                Some(r) => {
+                    let mark = match (r.supersedes, r.superseded) {
+                        (true, true) => "▲▽",
+                        (true, false) => "▲ ",
+                        (false, true) => " ▽",
+                        (false, false) => "  ",
+                    };
+                    Row::new(vec![
+                        Cell::from(Span::styled(mark, t.warn())),
+                        Cell::from(Span::styled(r.concluded_at.short(), t.muted())),
+                        Cell::from(r.fingerprint.clone()),
+                        Cell::from(r.summary.clone()),
+                    ])
+                }
+                None => Row::new(vec![
+                    Cell::from(""),
+                    Cell::from(Span::styled("…", t.muted())),
+                ]),
+            };
+            if selected {
+                row.style(t.selected(focused))
+            } else {
+                row
+            }
+        })
+        .collect();
+    let fp_width = (start..(start + height).min(tl.len()))
+        .filter_map(|i| tl.row(i))
+        .map(|r| r.fingerprint.chars().count())
+        .max()
+        .unwrap_or(11)
+        .clamp(11, 32) as u16;
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(2),
+            Constraint::Length(16),
+            Constraint::Length(fp_width),
+            Constraint::Min(10),
+        ],
+    )
+    .header(Row::new(vec!["", "concluded", "fingerprint", "summary"]).style(t.heading()));
+    frame.render_widget(table, list);
+    if tl.is_empty() && !tl.loading && tl.total.is_some() {
+        let msg = if tl.filter.is_empty() {
+            "no episodes yet: strata ingest FILE, or strata demo"
+        } else {
+            "no episode matches the filter (c clears it)"
+        };
+        frame.render_widget(
+            Paragraph::new(Line::styled(msg, t.muted())),
+            Rect {
+                y: list.y + 1,
+                height: 1,
+                ..list
+            },
+        );
+    }
+}

@@ -1,0 +1,464 @@
+//! The explorer's I/O layer. Store and recall calls run on a background tokio runtime and
+//! come back as [`Envelope`]s on a channel; the UI thread never waits on them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::thread;
+
+use tokio::sync::{mpsc as tmpsc, watch};
+
+use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
+use crate::query::{Lineage, lineage};
+use crate::recall::{RecallEngine, RecallRequest, RecallResponse, RecallStack};
+use crate::store::{MemoryStore, StoreStats, TimelineQuery};
+
+/// Opens the store (and says what it did, e.g. seeding the demo memory).
+pub type StoreOpener =
+    Box<dyn FnOnce() -> Result<(Arc<dyn MemoryStore>, Vec<String>), String> + Send>;
+/// Opens recall over the store, reporting index catch-up progress.
+pub type RecallOpener =
+    Box<dyn FnOnce(Arc<dyn MemoryStore>, &mut dyn FnMut(u64, u64)) -> RecallStack + Send>;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TimelineFilter {
+    pub text: Option<String>,
+    pub entity: Option<EntityKey>,
+}
+
+impl TimelineFilter {
+    pub fn is_empty(&self) -> bool {
+        self.text.is_none() && self.entity.is_none()
+    }
+}
+
+/// Counts, and the span of time the timeline covers (for the as-of sliders).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StoreSummary {
+    pub stats: StoreStats,
+    pub earliest: Option<Timestamp>,
+    pub latest: Option<Timestamp>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimelineRow {
+    pub fingerprint: String,
+    pub concluded_at: Timestamp,
+    pub ingested_at: Timestamp,
+    pub summary: String,
+    /// It superseded an earlier episode's fact.
+    pub supersedes: bool,
+    /// A later episode superseded one of its facts.
+    pub superseded: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct TimelinePage {
+    pub offset: usize,
+    pub rows: Vec<TimelineRow>,
+    /// Rows in the whole (filtered) timeline.
+    pub total: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct EpisodeDetail {
+    pub episode: MemoryEpisode,
+    pub facts: Vec<FactEdge>,
+    pub supersedes: Vec<Supersession>,
+    pub superseded_by: Vec<Supersession>,
+}
+
+#[derive(Clone, Debug)]
+pub struct EntityDetail {
+    pub key: EntityKey,
+    pub facts: Vec<FactEdge>,
+    /// The episodes those facts belong to.
+    pub episodes: HashMap<String, MemoryEpisode>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Request {
+    Stats,
+    Timeline {
+        filter: TimelineFilter,
+        known_at: Option<Timestamp>,
+        offset: usize,
+        limit: usize,
+    },
+    Episode(String),
+    Lineage {
+        fingerprint: String,
+        known_at: Timestamp,
+    },
+    Entity(EntityKey),
+    Recall(RecallRequest),
+}
+
+impl Request {
+    /// Requests of one kind supersede each other: only the newest answer is shown.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Request::Stats => "stats",
+            Request::Timeline { .. } => "timeline",
+            Request::Episode(_) => "episode",
+            Request::Lineage { .. } => "lineage",
+            Request::Entity(_) => "entity",
+            Request::Recall(_) => "recall",
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum Reply {
+    Opened {
+        backend: String,
+        notices: Vec<String>,
+    },
+    OpenFailed(String),
+    Progress {
+        label: &'static str,
+        done: u64,
+        total: u64,
+    },
+    RecallReady {
+        embedder: String,
+        notices: Vec<String>,
+    },
+    Stats(Result<StoreSummary, String>),
+    Timeline(Result<TimelinePage, String>),
+    Episode(Result<Option<EpisodeDetail>, String>),
+    Lineage(Result<Lineage, String>),
+    Entity(Result<EntityDetail, String>),
+    Recall(Box<RecallResponse>),
+}
+
+impl Reply {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reply::Opened { .. } => "opened",
+            Reply::OpenFailed(_) => "open_failed",
+            Reply::Progress { .. } => "progress",
+            Reply::RecallReady { .. } => "recall_ready",
+            Reply::Stats(_) => "stats",
+            Reply::Timeline(_) => "timeline",
+            Reply::Episode(_) => "episode",
+            Reply::Lineage(_) => "lineage",
+            Reply::Entity(_) => "entity",
+            Reply::Recall(_) => "recall",
+        }
+    }
+
+    /// Whether it answers a request (and so ends one pending call).
+    pub fn answers_request(&self) -> bool {
+        !matches!(
+            self,
+            Reply::Opened { .. }
+                | Reply::OpenFailed(_)
+                | Reply::Progress { .. }
+                | Reply::RecallReady { .. }
+        )
+    }
+}
+
+/// A reply, with the id of the request it answers (0 for unsolicited news).
+#[derive(Debug)]
+pub struct Envelope {
+    pub id: u64,
+    pub reply: Reply,
+}
+
+pub struct Worker {
+    requests: tmpsc::UnboundedSender<(u64, Request)>,
+    replies: mpsc::Receiver<Envelope>,
+    next_id: u64,
+}
+
+impl Worker {
+    pub fn start(open_store: StoreOpener, open_recall: RecallOpener) -> std::io::Result<Worker> {
+        let (req_tx, req_rx) = tmpsc::unbounded_channel();
+        let (rep_tx, rep_rx) = mpsc::channel();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("strata-io")
+            .enable_all()
+            .build()?;
+        thread::Builder::new()
+            .name("strata-worker".into())
+            .spawn(move || {
+                runtime.block_on(serve(open_store, open_recall, req_rx, rep_tx));
+                runtime.shutdown_background();
+            })?;
+        Ok(Worker {
+            requests: req_tx,
+            replies: rep_rx,
+            next_id: 1,
+        })
+    }
+
+    /// Queues a request and returns its id.
+    pub fn send(&mut self, request: Request) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        if self.requests.send((id, request)).is_err() {
+            tracing::warn!(id, "worker stopped; request dropped");
+        }
+        id
+    }
+
+    pub fn try_recv(&self) -> Option<Envelope> {
+        self.replies.try_recv().ok()
+    }
+
+    /// Blocks until a reply arrives; `None` when the worker has stopped.
+    pub fn recv(&self) -> Option<Envelope> {
+        self.replies.recv().ok()
+    }
+
+    pub fn recv_timeout(&self, timeout: std::time::Duration) -> Option<Envelope> {
+        self.replies.recv_timeout(timeout).ok()
+    }
+}
+
+async fn serve(
+    open_store: StoreOpener,
+    open_recall: RecallOpener,
+    mut requests: tmpsc::UnboundedReceiver<(u64, Request)>,
+    replies: mpsc::Sender<Envelope>,
+) {
+    let send = {
+        let replies = replies.clone();
+        move |id: u64, reply: Reply| {
+            let _ = replies.send(Envelope { id, reply });
+        }
+    };
+    let opened = tokio::task::spawn_blocking(open_store).await;
+    let store = match opened {
+        Ok(Ok((store, notices))) => {
+            send(
+                0,
+                Reply::Opened {
+                    backend: store.describe(),
+                    notices,
+                },
+            );
+            Some(store)
+        }
+        Ok(Err(e)) => {
+            send(0, Reply::OpenFailed(e));
+            None
+        }
+        Err(e) => {
+            send(
+                0,
+                Reply::OpenFailed(format!("opening the store panicked: {e}")),
+            );
+            None
+        }
+    };
+    let (engine_tx, engine_rx) = watch::channel::<Option<Arc<RecallEngine>>>(None);
+    if let Some(store) = &store {
+        let store = store.clone();
+        let send = send.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut progress = |done: u64, total: u64| {
+                send(
+                    0,
+                    Reply::Progress {
+                        label: "indexing",
+                        done,
+                        total,
+                    },
+                )
+            };
+            let stack = open_recall(store, &mut progress);
+            send(
+                0,
+                Reply::RecallReady {
+                    embedder: stack.engine.embedder_label().to_string(),
+                    notices: stack.notices.clone(),
+                },
+            );
+            let _ = engine_tx.send(Some(Arc::new(stack.engine)));
+        });
+    }
+    while let Some((id, request)) = requests.recv().await {
+        let send = send.clone();
+        let Some(store) = store.clone() else {
+            send(id, unavailable(&request));
+            continue;
+        };
+        let mut engine_rx = engine_rx.clone();
+        tokio::spawn(async move {
+            let reply = match request {
+                Request::Recall(r) => {
+                    let engine = match engine_rx.wait_for(|e| e.is_some()).await {
+                        Ok(e) => e.clone(),
+                        Err(_) => None,
+                    };
+                    match engine {
+                        Some(engine) => Reply::Recall(Box::new(engine.recall(&r).await)),
+                        None => unavailable(&Request::Recall(r)),
+                    }
+                }
+                other => tokio::task::spawn_blocking(move || answer(store.as_ref(), other))
+                    .await
+                    .unwrap_or_else(|e| Reply::Stats(Err(format!("worker task failed: {e}")))),
+            };
+            send(id, reply);
+        });
+    }
+}
+
+fn unavailable(request: &Request) -> Reply {
+    let why = "the store is not open".to_string();
+    match request {
+        Request::Stats => Reply::Stats(Err(why)),
+        Request::Timeline { .. } => Reply::Timeline(Err(why)),
+        Request::Episode(_) => Reply::Episode(Err(why)),
+        Request::Lineage { .. } => Reply::Lineage(Err(why)),
+        Request::Entity(_) => Reply::Entity(Err(why)),
+        Request::Recall(r) => Reply::Recall(Box::new(RecallResponse::unavailable(r, &why))),
+    }
+}
+
+fn answer(store: &dyn MemoryStore, request: Request) -> Reply {
+    let text = |e: crate::store::StoreError| e.to_string();
+    match request {
+        Request::Stats => Reply::Stats(summary(store).map_err(text)),
+        Request::Timeline {
+            filter,
+            known_at,
+            offset,
+            limit,
+        } => Reply::Timeline(timeline(store, &filter, known_at, offset, limit).map_err(text)),
+        Request::Episode(fp) => Reply::Episode(episode(store, &fp).map_err(text)),
+        Request::Lineage {
+            fingerprint,
+            known_at,
+        } => Reply::Lineage(lineage(store, &fingerprint, known_at).map_err(|e| e.to_string())),
+        Request::Entity(key) => Reply::Entity(entity(store, key).map_err(text)),
+        Request::Recall(r) => unavailable(&Request::Recall(r)),
+    }
+}
+
+fn row(store: &dyn MemoryStore, e: MemoryEpisode) -> Result<TimelineRow, crate::store::StoreError> {
+    let supersedes = !store.supersedes(&e.incident_fingerprint)?.is_empty();
+    let superseded = !store.superseded_by(&e.incident_fingerprint)?.is_empty();
+    let summary = e.summary_nl.lines().next().unwrap_or_default();
+    Ok(TimelineRow {
+        summary: summary.chars().take(240).collect(),
+        fingerprint: e.incident_fingerprint,
+        concluded_at: e.concluded_at,
+        ingested_at: e.ingested_at,
+        supersedes,
+        superseded,
+    })
+}
+
+/// Unfiltered, a page read straight from the store's timeline; filtered, the whole
+/// matching list at once (its length is the total).
+fn timeline(
+    store: &dyn MemoryStore,
+    filter: &TimelineFilter,
+    known_at: Option<Timestamp>,
+    offset: usize,
+    limit: usize,
+) -> Result<TimelinePage, crate::store::StoreError> {
+    if filter.is_empty() && known_at.is_none() {
+        let total = store.stats()?.episodes as usize;
+        let episodes = store.timeline(&TimelineQuery {
+            entity: None,
+            known_at: None,
+            offset,
+            limit,
+        })?;
+        let rows = episodes
+            .into_iter()
+            .map(|e| row(store, e))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(TimelinePage {
+            offset,
+            rows,
+            total,
+        });
+    }
+    let needle = filter.text.as_ref().map(|t| t.to_lowercase());
+    let episodes = store.timeline(&TimelineQuery {
+        entity: filter.entity.clone(),
+        known_at,
+        offset: 0,
+        limit: usize::MAX,
+    })?;
+    let rows = episodes
+        .into_iter()
+        .filter(|e| {
+            needle.as_ref().is_none_or(|n| {
+                e.incident_fingerprint.to_lowercase().contains(n)
+                    || e.summary_nl.to_lowercase().contains(n)
+                    || e.resolution_nl.to_lowercase().contains(n)
+            })
+        })
+        .map(|e| row(store, e))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(TimelinePage {
+        offset: 0,
+        total: rows.len(),
+        rows,
+    })
+}
+
+fn episode(
+    store: &dyn MemoryStore,
+    fp: &str,
+) -> Result<Option<EpisodeDetail>, crate::store::StoreError> {
+    let Some(episode) = store.episode(fp)? else {
+        return Ok(None);
+    };
+    Ok(Some(EpisodeDetail {
+        facts: store.facts(fp)?,
+        supersedes: store.supersedes(fp)?,
+        superseded_by: store.superseded_by(fp)?,
+        episode,
+    }))
+}
+
+fn entity(
+    store: &dyn MemoryStore,
+    key: EntityKey,
+) -> Result<EntityDetail, crate::store::StoreError> {
+    let facts = store.entity_facts(&key)?;
+    let mut episodes = HashMap::new();
+    for f in &facts {
+        if !episodes.contains_key(&f.episode)
+            && let Some(e) = store.episode(&f.episode)?
+        {
+            episodes.insert(f.episode.clone(), e);
+        }
+    }
+    Ok(EntityDetail {
+        key,
+        facts,
+        episodes,
+    })
+}
+
+fn summary(store: &dyn MemoryStore) -> Result<StoreSummary, crate::store::StoreError> {
+    let stats = store.stats()?;
+    let page = |offset: usize| {
+        store.timeline(&TimelineQuery {
+            entity: None,
+            known_at: None,
+            offset,
+            limit: 1,
+        })
+    };
+    let latest = page(0)?.first().map(|e| e.concluded_at);
+    let earliest = page((stats.episodes as usize).saturating_sub(1))?
+        .first()
+        .map(|e| e.t_valid.min(e.concluded_at));
+    Ok(StoreSummary {
+        stats,
+        earliest,
+        latest,
+    })
+}

@@ -1,0 +1,222 @@
+//! Runs the real explorer loop from a script against an off-screen terminal.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+use super::frame;
+use super::script::{Command, Line};
+use crate::explorer::App;
+use crate::explorer::ui;
+
+#[derive(Debug, thiserror::Error)]
+pub enum HeadlessError {
+    #[error("line {line}: the screen does not contain {text:?}\n{screen}")]
+    Missing {
+        line: usize,
+        text: String,
+        screen: String,
+    },
+    #[error("line {line}: the screen contains {text:?}\n{screen}")]
+    Present {
+        line: usize,
+        text: String,
+        screen: String,
+    },
+    #[error("line {line}: {message}")]
+    Stalled { line: usize, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+pub struct SessionOptions {
+    /// Where snapshots go.
+    pub out_dir: PathBuf,
+    /// A JSON-lines log of actions, replies and frame hashes.
+    pub events: Option<PathBuf>,
+    /// The title on the SVG window.
+    pub title: String,
+    /// How long `WaitIdle` waits for the background before failing the run.
+    pub idle_timeout: Duration,
+}
+
+pub struct Session {
+    app: App,
+    terminal: Terminal<TestBackend>,
+    options: SessionOptions,
+    events: Option<BufWriter<File>>,
+    snapshots: Vec<PathBuf>,
+}
+
+impl Session {
+    pub fn new(
+        mut app: App,
+        width: u16,
+        height: u16,
+        options: SessionOptions,
+    ) -> Result<Session, HeadlessError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| HeadlessError::Io { path, source }
+        };
+        std::fs::create_dir_all(&options.out_dir).map_err(io(&options.out_dir))?;
+        let events = match &options.events {
+            Some(p) => Some(BufWriter::new(File::create(p).map_err(io(p))?)),
+            None => None,
+        };
+        app.on_resize(width, height);
+        let terminal =
+            Terminal::new(TestBackend::new(width, height)).map_err(|e| HeadlessError::Io {
+                path: PathBuf::from("<terminal>"),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+        Ok(Session {
+            app,
+            terminal,
+            options,
+            events,
+            snapshots: Vec::new(),
+        })
+    }
+
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
+    pub fn app_mut(&mut self) -> &mut App {
+        &mut self.app
+    }
+
+    pub fn snapshots(&self) -> &[PathBuf] {
+        &self.snapshots
+    }
+
+    pub fn run(&mut self, script: &[Line]) -> Result<(), HeadlessError> {
+        for line in script {
+            self.step(line)?;
+        }
+        self.flush_events(0)
+    }
+
+    pub fn step(&mut self, line: &Line) -> Result<(), HeadlessError> {
+        match &line.command {
+            Command::Type(text) => {
+                for c in text.chars() {
+                    self.app.on_key(crate::explorer::key::KeyChord::char(c));
+                }
+            }
+            Command::Key(key, count) => {
+                for _ in 0..*count {
+                    self.app.on_key(*key);
+                }
+            }
+            Command::Action(action) => self.app.dispatch(action.clone()),
+            Command::Resize(w, h) => {
+                self.terminal.backend_mut().resize(*w, *h);
+                self.app.on_resize(*w, *h);
+            }
+            Command::WaitIdle => self.wait_idle(line.number)?,
+            Command::Snapshot(name) => {
+                let buffer = self.draw()?;
+                let text = frame::to_text(&buffer);
+                let svg = frame::to_svg(&buffer, &self.options.title);
+                for (ext, body) in [("txt", text), ("svg", svg)] {
+                    let path = self.options.out_dir.join(format!("{name}.{ext}"));
+                    std::fs::write(&path, body).map_err(|source| HeadlessError::Io {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    self.snapshots.push(path);
+                }
+            }
+            Command::Expect(text) => {
+                let screen = frame::to_text(&self.draw()?);
+                if !screen.contains(text.as_str()) {
+                    return Err(HeadlessError::Missing {
+                        line: line.number,
+                        text: text.clone(),
+                        screen,
+                    });
+                }
+            }
+            Command::ExpectNot(text) => {
+                let screen = frame::to_text(&self.draw()?);
+                if screen.contains(text.as_str()) {
+                    return Err(HeadlessError::Present {
+                        line: line.number,
+                        text: text.clone(),
+                        screen,
+                    });
+                }
+            }
+        }
+        self.flush_events(line.number)
+    }
+
+    /// Applies background replies until nothing is pending. Replies are applied only here,
+    /// so what a script sees never depends on timing.
+    pub fn wait_idle(&mut self, line: usize) -> Result<(), HeadlessError> {
+        while !self.app.is_idle() {
+            match self.app.worker().recv_timeout(self.options.idle_timeout) {
+                Some(reply) => self.app.on_reply(reply),
+                None => {
+                    return Err(HeadlessError::Stalled {
+                        line,
+                        message: format!(
+                            "WaitIdle: still {} requests pending after {:?}",
+                            self.app.pending(),
+                            self.options.idle_timeout
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Draws the current state and returns the screen.
+    pub fn draw(&mut self) -> Result<ratatui::buffer::Buffer, HeadlessError> {
+        let app = &self.app;
+        let completed =
+            self.terminal
+                .draw(|f| ui::render(f, app))
+                .map_err(|e| HeadlessError::Io {
+                    path: PathBuf::from("<terminal>"),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+        let buffer = completed.buffer.clone();
+        self.app.record_frame(&frame::hash(&buffer));
+        Ok(buffer)
+    }
+
+    pub fn text(&mut self) -> Result<String, HeadlessError> {
+        Ok(frame::to_text(&self.draw()?))
+    }
+
+    fn flush_events(&mut self, line: usize) -> Result<(), HeadlessError> {
+        let events = self.app.take_events();
+        let Some(out) = &mut self.events else {
+            return Ok(());
+        };
+        let path = self.options.events.clone().unwrap_or_default();
+        for mut e in events {
+            if let Some(obj) = e.as_object_mut() {
+                obj.insert("line".into(), json!(line));
+            }
+            writeln!(out, "{e}").map_err(|source| HeadlessError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        out.flush()
+            .map_err(|source| HeadlessError::Io { path, source })
+    }
+}

@@ -1,0 +1,108 @@
+//! Redaction: one stripper applied when text is written and again when it is rendered.
+//!
+//! [`Redactor`] replaces secrets and personal data with deterministic placeholders such as
+//! `<email>`. Built-in kinds and their order are documented in `patterns.rs`; extra
+//! patterns come from configuration via [`Redactor::with_extra`]. Output is a fixpoint:
+//! redacting it again changes nothing, and no placeholder is itself matched.
+
+mod checks;
+mod error;
+mod patterns;
+mod rule;
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+pub use error::RedactError;
+use rule::Rule;
+
+/// A pass can expose a match that a context check rejected before (a neighbour was
+/// replaced); passes repeat until nothing changes. Built-ins settle in one or two.
+const MAX_PASSES: usize = 4;
+
+static BUILTIN_RULES: LazyLock<Vec<Rule>> = LazyLock::new(patterns::compile);
+static DEFAULT: LazyLock<Redactor> = LazyLock::new(Redactor::new);
+
+/// Compiled redaction patterns, applied in order.
+#[derive(Clone, Debug)]
+pub struct Redactor {
+    rules: Vec<Rule>,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Redactor {
+    /// The built-in patterns only.
+    pub fn new() -> Self {
+        Self {
+            rules: BUILTIN_RULES.clone(),
+        }
+    }
+
+    /// Built-ins plus extra patterns from configuration: (placeholder name, regex), applied
+    /// after the built-ins in the given order. A match becomes `<name>`. Fails, naming the
+    /// pattern, on a bad regex, a name that is not `[A-Za-z0-9_-]+`, or a pattern that would
+    /// match a placeholder (redaction would then not be stable).
+    pub fn with_extra(extra: &[(String, String)]) -> Result<Self, RedactError> {
+        let mut rules = BUILTIN_RULES.clone();
+        for (name, pattern) in extra {
+            let name_ok = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !name_ok {
+                return Err(RedactError::InvalidName { name: name.clone() });
+            }
+            let regex = Regex::new(pattern).map_err(|e| RedactError::InvalidRegex {
+                name: name.clone(),
+                reason: e.to_string(),
+            })?;
+            // Extra patterns hide their whole match (empty matches are skipped by the rule).
+            rules.push(Rule::new(name, regex, checks::whole));
+        }
+        for rule in &rules {
+            if let Some(p) = rules.iter().map(Rule::placeholder).find(|p| rule.finds(p)) {
+                return Err(RedactError::MatchesPlaceholder {
+                    name: rule.name().to_owned(),
+                    placeholder: p.to_owned(),
+                });
+            }
+        }
+        Ok(Self { rules })
+    }
+
+    /// Replaces every match with its placeholder. Returns `Cow::Borrowed` when nothing
+    /// matched, which costs one scan per pattern and no allocation.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let mut current = Cow::Borrowed(text);
+        for _ in 0..MAX_PASSES {
+            let mut changed = false;
+            for rule in &self.rules {
+                if let Some(next) = rule.apply(&current) {
+                    current = Cow::Owned(next);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        current
+    }
+
+    /// Whether any pattern matches.
+    pub fn finds_secret(&self, text: &str) -> bool {
+        self.rules.iter().any(|rule| rule.finds(text))
+    }
+}
+
+/// Redacts with a process-wide [`Redactor`] of the built-in patterns, built on first use.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    DEFAULT.redact(text)
+}
