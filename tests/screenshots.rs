@@ -67,3 +67,35 @@ fn committed_screenshots_match_their_tapes() {
     );
     assert!(compared >= 12, "only {compared} files compared");
 }
+
+#[test]
+fn committed_svgs_parse_and_carry_colour() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("screenshots");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "svg") {
+            continue;
+        }
+        let svg = std::fs::read_to_string(&path).unwrap();
+        let mut reader = quick_xml::Reader::from_str(&svg);
+        let mut depth = 0i32;
+        loop {
+            match reader.read_event() {
+                Ok(quick_xml::events::Event::Start(_)) => depth += 1,
+                Ok(quick_xml::events::Event::End(_)) => depth -= 1,
+                Ok(quick_xml::events::Event::Eof) => break,
+                Ok(_) => {}
+                Err(e) => panic!("{}: not well-formed: {e}", path.display()),
+            }
+        }
+        assert_eq!(depth, 0, "{}", path.display());
+        let colours: std::collections::BTreeSet<&str> = svg
+            .match_indices("fill=\"#")
+            .map(|(i, _)| &svg[i + 6..i + 13])
+            .collect();
+        assert!(colours.len() >= 4, "{}: only {colours:?}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 12, "{checked} SVGs");
+}

@@ -252,6 +252,18 @@ pub enum BenchCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Explorer frame render time and time to first frame over generated memories (JSON)
+    Explorer {
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000])]
+        episodes: Vec<usize>,
+        /// Frames to render at each size
+        #[arg(long, default_value_t = 600)]
+        frames: usize,
+        #[arg(long, default_value = "200x60", value_parser = parse_size)]
+        size: (u16, u16),
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Embedder latency for one query and throughput for a batch (JSON)
     Embed {
         #[arg(long, default_value_t = 200)]

@@ -17,6 +17,8 @@ use strata::store::embedded::EmbeddedStore;
 pub struct Context {
     pub data_dir: PathBuf,
     pub now: Timestamp,
+    /// No `--now` was given: the clock is the wall clock.
+    live_clock: bool,
     pub config: Config,
     pub embedder: EmbedderConfig,
 }
@@ -61,10 +63,15 @@ impl Context {
         };
         Ok(Context {
             data_dir,
+            live_clock: now.is_none(),
             now: now.unwrap_or_else(Timestamp::now),
             config,
             embedder,
         })
+    }
+
+    pub fn now_is_live(&self) -> bool {
+        self.live_clock
     }
 
     pub fn open_store(&self) -> Result<EmbeddedStore> {

@@ -76,6 +76,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
             mask_volatile: launch.mask_volatile,
             record_events: launch.record_events,
             recall_k: 10,
+            live_clock: ctx.now_is_live(),
         },
         worker,
         size,

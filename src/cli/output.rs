@@ -1,7 +1,9 @@
 use serde::Serialize;
 
-/// Terminal-safe text: control characters are shown escaped, never interpreted.
+/// Terminal-safe text: secrets and PII redacted, control characters shown escaped,
+/// never interpreted.
 pub fn safe(s: &str) -> String {
+    let s = strata::redact::redact(s);
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -26,9 +28,25 @@ pub fn excerpt(s: &str, width: usize) -> String {
     cut
 }
 
+/// Pretty JSON on stdout, every string redacted again on the way out.
 pub fn print_json<T: Serialize>(value: &T) -> color_eyre::eyre::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    let mut value = serde_json::to_value(value)?;
+    redact_strings(&mut value);
+    println!("{}", serde_json::to_string_pretty(&value)?);
     Ok(())
+}
+
+fn redact_strings(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => {
+            if let std::borrow::Cow::Owned(clean) = strata::redact::redact(s) {
+                *s = clean;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_strings),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact_strings),
+        _ => {}
+    }
 }
 
 pub fn opt_time(t: Option<strata::model::Timestamp>) -> String {

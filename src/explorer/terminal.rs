@@ -17,6 +17,7 @@ const FRAME: Duration = Duration::from_millis(16);
 /// Runs until the user quits. The terminal is restored on return and on panic.
 pub fn run(mut app: App) -> io::Result<()> {
     let mut terminal = ratatui::try_init()?;
+    restore_only_for_the_ui_thread();
     execute!(io::stdout(), EnableMouseCapture)?;
     let result = event_loop(&mut terminal, &mut app);
     let _ = execute!(io::stdout(), DisableMouseCapture);
@@ -69,4 +70,20 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, app: &mut App) -> io::Res
         }
     }
     Ok(())
+}
+
+/// A panic on the UI thread restores the terminal (mouse capture included) before the
+/// report prints. One on a background thread is logged and answered as a failed call;
+/// the app keeps its screen.
+fn restore_only_for_the_ui_thread() {
+    let previous = std::panic::take_hook();
+    let ui_thread = std::thread::current().id();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() == ui_thread {
+            let _ = execute!(io::stdout(), DisableMouseCapture);
+            previous(info);
+        } else {
+            tracing::error!(panic = %info, "background thread panicked");
+        }
+    }));
 }

@@ -11,6 +11,7 @@ use tokio::sync::{mpsc as tmpsc, watch};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::query::{Lineage, lineage};
 use crate::recall::{RecallEngine, RecallRequest, RecallResponse, RecallStack};
+use crate::redact::redact;
 use crate::store::{MemoryStore, StoreStats, TimelineQuery};
 
 /// Opens the store (and says what it did, e.g. seeding the demo memory).
@@ -270,25 +271,48 @@ async fn serve(
                     },
                 )
             };
-            let stack = open_recall(store, &mut progress);
-            send(
-                0,
-                Reply::RecallReady {
-                    embedder: stack.engine.embedder_label().to_string(),
-                    notices: stack.notices.clone(),
-                },
-            );
-            let _ = engine_tx.send(Some(Arc::new(stack.engine)));
+            let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                open_recall(store, &mut progress)
+            }));
+            match opened {
+                Ok(stack) => {
+                    send(
+                        0,
+                        Reply::RecallReady {
+                            embedder: stack.engine.embedder_label().to_string(),
+                            notices: stack.notices.clone(),
+                        },
+                    );
+                    let _ = engine_tx.send(Some(Arc::new(stack.engine)));
+                }
+                // Dropping the sender answers waiting recalls with "unavailable".
+                Err(_) => send(
+                    0,
+                    Reply::RecallReady {
+                        embedder: "recall unavailable".into(),
+                        notices: vec!["recall could not open (see strata.log)".into()],
+                    },
+                ),
+            }
         });
     }
+    let latest = Arc::new(Latest::default());
+    let cache = Arc::new(std::sync::Mutex::new(None::<FilteredTimeline>));
     while let Some((id, request)) = requests.recv().await {
         let send = send.clone();
         let Some(store) = store.clone() else {
-            send(id, unavailable(&request));
+            send(id, unavailable(&request, "the store is not open"));
             continue;
         };
+        latest.set(request.kind(), id);
         let mut engine_rx = engine_rx.clone();
+        let latest = latest.clone();
+        let cache = cache.clone();
         tokio::spawn(async move {
+            let failed = |request: &Request, e: tokio::task::JoinError| {
+                tracing::error!(kind = request.kind(), error = %e, "background call failed");
+                unavailable(request, &format!("the {} call failed: {e}", request.kind()))
+            };
             let reply = match request {
                 Request::Recall(r) => {
                     let engine = match engine_rx.wait_for(|e| e.is_some()).await {
@@ -296,21 +320,64 @@ async fn serve(
                         Err(_) => None,
                     };
                     match engine {
-                        Some(engine) => Reply::Recall(Box::new(engine.recall(&r).await)),
-                        None => unavailable(&Request::Recall(r)),
+                        Some(engine) => {
+                            let asked = r.clone();
+                            match tokio::spawn(async move { engine.recall(&r).await }).await {
+                                Ok(mut response) => {
+                                    for result in &mut response.results {
+                                        result.summary = redact(&result.summary).into_owned();
+                                    }
+                                    response.query = redact(&response.query).into_owned();
+                                    Reply::Recall(Box::new(response))
+                                }
+                                Err(e) => failed(&Request::Recall(asked), e),
+                            }
+                        }
+                        None => unavailable(&Request::Recall(r), "recall is unavailable"),
                     }
                 }
-                other => tokio::task::spawn_blocking(move || answer(store.as_ref(), other))
+                other => {
+                    let asked = other.clone();
+                    let current = move || latest.is(asked.kind(), id);
+                    let asked = other.clone();
+                    tokio::task::spawn_blocking(move || {
+                        answer(store.as_ref(), other, &cache, &current)
+                    })
                     .await
-                    .unwrap_or_else(|e| Reply::Stats(Err(format!("worker task failed: {e}")))),
+                    .unwrap_or_else(|e| failed(&asked, e))
+                }
             };
             send(id, reply);
         });
     }
 }
 
-fn unavailable(request: &Request) -> Reply {
-    let why = "the store is not open".to_string();
+/// The newest request id of each kind, so work for a replaced request can stop early.
+#[derive(Default)]
+struct Latest(std::sync::Mutex<HashMap<&'static str, u64>>);
+
+impl Latest {
+    fn set(&self, kind: &'static str, id: u64) {
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(kind, id);
+        }
+    }
+
+    fn is(&self, kind: &'static str, id: u64) -> bool {
+        self.0.lock().map_or(true, |m| m.get(kind) == Some(&id))
+    }
+}
+
+/// The matching episodes of the last filtered timeline, so paging through it reads
+/// no episode twice.
+struct FilteredTimeline {
+    filter: TimelineFilter,
+    known_at: Option<Timestamp>,
+    fingerprints: Vec<String>,
+}
+
+fn unavailable(request: &Request, why: &str) -> Reply {
+    let why = why.to_string();
     match request {
         Request::Stats => Reply::Stats(Err(why)),
         Request::Timeline { .. } => Reply::Timeline(Err(why)),
@@ -321,7 +388,12 @@ fn unavailable(request: &Request) -> Reply {
     }
 }
 
-fn answer(store: &dyn MemoryStore, request: Request) -> Reply {
+fn answer(
+    store: &dyn MemoryStore,
+    request: Request,
+    cache: &std::sync::Mutex<Option<FilteredTimeline>>,
+    current: &dyn Fn() -> bool,
+) -> Reply {
     let text = |e: crate::store::StoreError| e.to_string();
     match request {
         Request::Stats => Reply::Stats(summary(store).map_err(text)),
@@ -330,21 +402,23 @@ fn answer(store: &dyn MemoryStore, request: Request) -> Reply {
             known_at,
             offset,
             limit,
-        } => Reply::Timeline(timeline(store, &filter, known_at, offset, limit).map_err(text)),
+        } => Reply::Timeline(
+            timeline(store, &filter, known_at, offset, limit, cache, current).map_err(text),
+        ),
         Request::Episode(fp) => Reply::Episode(episode(store, &fp).map_err(text)),
         Request::Lineage {
             fingerprint,
             known_at,
         } => Reply::Lineage(lineage(store, &fingerprint, known_at).map_err(|e| e.to_string())),
         Request::Entity(key) => Reply::Entity(entity(store, key).map_err(text)),
-        Request::Recall(r) => unavailable(&Request::Recall(r)),
+        Request::Recall(r) => unavailable(&Request::Recall(r), "recall runs on its own task"),
     }
 }
 
 fn row(store: &dyn MemoryStore, e: MemoryEpisode) -> Result<TimelineRow, crate::store::StoreError> {
     let supersedes = !store.supersedes(&e.incident_fingerprint)?.is_empty();
     let superseded = !store.superseded_by(&e.incident_fingerprint)?.is_empty();
-    let summary = e.summary_nl.lines().next().unwrap_or_default();
+    let summary = redact(e.summary_nl.lines().next().unwrap_or_default()).into_owned();
     Ok(TimelineRow {
         summary: summary.chars().take(240).collect(),
         fingerprint: e.incident_fingerprint,
@@ -355,14 +429,19 @@ fn row(store: &dyn MemoryStore, e: MemoryEpisode) -> Result<TimelineRow, crate::
     })
 }
 
-/// Unfiltered, a page read straight from the store's timeline; filtered, the whole
-/// matching list at once (its length is the total).
+const SCAN_CHUNK: usize = 5_000;
+
+/// A page of the timeline. Unfiltered, read straight from the store's timeline index;
+/// filtered, the matching list is built once (and abandoned as soon as a newer request
+/// replaces this one), then paged from memory.
 fn timeline(
     store: &dyn MemoryStore,
     filter: &TimelineFilter,
     known_at: Option<Timestamp>,
     offset: usize,
     limit: usize,
+    cache: &std::sync::Mutex<Option<FilteredTimeline>>,
+    current: &dyn Fn() -> bool,
 ) -> Result<TimelinePage, crate::store::StoreError> {
     if filter.is_empty() && known_at.is_none() {
         let total = store.stats()?.episodes as usize;
@@ -382,27 +461,72 @@ fn timeline(
             total,
         });
     }
-    let needle = filter.text.as_ref().map(|t| t.to_lowercase());
-    let episodes = store.timeline(&TimelineQuery {
-        entity: filter.entity.clone(),
-        known_at,
-        offset: 0,
-        limit: usize::MAX,
+    let mut cached = cache.lock().map_err(|_| {
+        crate::store::StoreError::Backend(
+            "the timeline cache was poisoned by an earlier failure".into(),
+        )
     })?;
-    let rows = episodes
-        .into_iter()
-        .filter(|e| {
-            needle.as_ref().is_none_or(|n| {
-                e.incident_fingerprint.to_lowercase().contains(n)
-                    || e.summary_nl.to_lowercase().contains(n)
-                    || e.resolution_nl.to_lowercase().contains(n)
-            })
-        })
-        .map(|e| row(store, e))
-        .collect::<Result<Vec<_>, _>>()?;
+    let hit = cached
+        .as_ref()
+        .is_some_and(|c| c.filter == *filter && c.known_at == known_at);
+    if !hit {
+        let needle = filter.text.as_ref().map(|t| t.to_lowercase());
+        let mut matching = Vec::new();
+        let mut scanned = 0;
+        loop {
+            if !current() {
+                return Ok(TimelinePage {
+                    offset,
+                    rows: Vec::new(),
+                    total: 0,
+                });
+            }
+            let chunk = store.timeline(&TimelineQuery {
+                entity: filter.entity.clone(),
+                known_at,
+                offset: scanned,
+                limit: SCAN_CHUNK,
+            })?;
+            let done = chunk.len() < SCAN_CHUNK;
+            scanned += chunk.len();
+            matching.extend(
+                chunk
+                    .into_iter()
+                    .filter(|e| {
+                        needle.as_ref().is_none_or(|n| {
+                            e.incident_fingerprint.to_lowercase().contains(n)
+                                || e.summary_nl.to_lowercase().contains(n)
+                                || e.resolution_nl.to_lowercase().contains(n)
+                        })
+                    })
+                    .map(|e| e.incident_fingerprint),
+            );
+            if done {
+                break;
+            }
+        }
+        *cached = Some(FilteredTimeline {
+            filter: filter.clone(),
+            known_at,
+            fingerprints: matching,
+        });
+    }
+    let Some(list) = cached.as_ref() else {
+        return Ok(TimelinePage {
+            offset,
+            rows: Vec::new(),
+            total: 0,
+        });
+    };
+    let mut rows = Vec::with_capacity(limit.min(list.fingerprints.len()));
+    for fp in list.fingerprints.iter().skip(offset).take(limit) {
+        if let Some(e) = store.episode(fp)? {
+            rows.push(row(store, e)?);
+        }
+    }
     Ok(TimelinePage {
-        offset: 0,
-        total: rows.len(),
+        offset,
+        total: list.fingerprints.len(),
         rows,
     })
 }
@@ -418,7 +542,7 @@ fn episode(
         facts: store.facts(fp)?,
         supersedes: store.supersedes(fp)?,
         superseded_by: store.superseded_by(fp)?,
-        episode,
+        episode: redact_episode(episode),
     }))
 }
 
@@ -432,7 +556,7 @@ fn entity(
         if !episodes.contains_key(&f.episode)
             && let Some(e) = store.episode(&f.episode)?
         {
-            episodes.insert(f.episode.clone(), e);
+            episodes.insert(f.episode.clone(), redact_episode(e));
         }
     }
     Ok(EntityDetail {
@@ -461,4 +585,11 @@ fn summary(store: &dyn MemoryStore) -> Result<StoreSummary, crate::store::StoreE
         earliest,
         latest,
     })
+}
+
+/// Free text is redacted again on its way to the screen, whatever the store holds.
+fn redact_episode(mut e: MemoryEpisode) -> MemoryEpisode {
+    e.summary_nl = redact(&e.summary_nl).into_owned();
+    e.resolution_nl = redact(&e.resolution_nl).into_owned();
+    e
 }

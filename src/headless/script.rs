@@ -96,18 +96,18 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ScriptError> {
                 let (c, r) = rest
                     .split_once(['x', 'X'])
                     .ok_or_else(|| fail(format!("Resize expects COLSxROWS, got {rest:?}")))?;
-                let dim = |s: &str| {
+                let dim = |s: &str, min: u16| {
                     s.trim()
                         .parse::<u16>()
                         .ok()
-                        .filter(|n| (10..=1000).contains(n))
+                        .filter(|n| (min..=1000).contains(n))
                         .ok_or_else(|| {
                             fail(format!(
-                                "Resize expects COLSxROWS of 10 to 1000, got {rest:?}"
+                                "Resize expects COLSxROWS from 20x8 to 1000x1000, got {rest:?}"
                             ))
                         })
                 };
-                Command::Resize(dim(c)?, dim(r)?)
+                Command::Resize(dim(c, 20)?, dim(r, 8)?)
             }
             "WaitIdle" if rest.is_empty() => Command::WaitIdle,
             "Snapshot" => {

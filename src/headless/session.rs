@@ -158,6 +158,15 @@ impl Session {
                 }
             }
         }
+        // A recording hashes the frame after every line; snapshots and checks drew one.
+        if self.events.is_some()
+            && !matches!(
+                line.command,
+                Command::Snapshot(_) | Command::Expect(_) | Command::ExpectNot(_)
+            )
+        {
+            self.draw()?;
+        }
         self.flush_events(line.number)
     }
 

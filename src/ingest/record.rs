@@ -269,8 +269,9 @@ fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraf
 
     Some(EpisodeDraft {
         incident_fingerprint: fingerprint?,
-        summary_nl: summary?,
-        resolution_nl: resolution.unwrap_or_default(),
+        // Free text is stripped of secrets and PII before it is stored; keys are kept as given.
+        summary_nl: crate::redact::redact(&summary?).into_owned(),
+        resolution_nl: crate::redact::redact(&resolution.unwrap_or_default()).into_owned(),
         concluded_at: concluded_at?,
         t_valid: t_valid?,
         provenance: provenance?,

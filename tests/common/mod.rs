@@ -117,6 +117,7 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
             mask_volatile: true,
             record_events: false,
             recall_k: 10,
+            live_clock: false,
         },
         worker,
         ratatui::layout::Rect::new(0, 0, width, height),

@@ -41,6 +41,12 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             queries,
             dir,
         } => super::bench_recall::run(ctx, episodes, *queries, dir.as_deref()),
+        BenchCommand::Explorer {
+            episodes,
+            frames,
+            size,
+            dir,
+        } => super::bench_explorer::run(ctx, episodes, *frames, *size, dir.as_deref()),
         BenchCommand::Embed { queries, batch } => {
             super::bench_recall::run_embed(ctx, *queries, *batch)
         }

@@ -17,13 +17,13 @@ use strata::recall::{
 use strata::store::embedded::EmbeddedStore;
 
 #[derive(Serialize, Default)]
-struct Percentiles {
-    p50: f64,
-    p95: f64,
-    max: f64,
+pub struct Percentiles {
+    pub p50: f64,
+    pub p95: f64,
+    pub max: f64,
 }
 
-fn percentiles(mut v: Vec<f64>) -> Percentiles {
+pub fn percentiles(mut v: Vec<f64>) -> Percentiles {
     if v.is_empty() {
         return Percentiles::default();
     }

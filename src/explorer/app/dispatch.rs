@@ -85,7 +85,10 @@ impl App {
                 }
             }
             Action::AsOfStep(step) => self.step(step),
-            Action::AsOfNow => self.set_as_of(AsOf::now(self.now)),
+            Action::AsOfNow => {
+                self.tick_clock();
+                self.set_as_of(AsOf::now(self.now));
+            }
             Action::AsOfSet(axis, t) => {
                 let mut as_of = self.as_of;
                 match axis {
@@ -160,6 +163,7 @@ impl App {
                 self.focus = Pane::Facts;
             }
             Action::Refresh => {
+                self.tick_clock();
                 self.request(Request::Stats);
                 let offset = self.timeline.offset;
                 self.reload_timeline(offset, false);
@@ -174,6 +178,17 @@ impl App {
             }
         }
         self.keep_visible();
+    }
+
+    /// Without a fixed `--now`, "now" follows the wall clock when asked to.
+    fn tick_clock(&mut self) {
+        if self.live_clock {
+            let was_now = self.as_of == AsOf::now(self.now);
+            self.now = Timestamp::now();
+            if was_now {
+                self.as_of = AsOf::now(self.now);
+            }
+        }
     }
 
     fn page_height(&self) -> usize {
@@ -197,6 +212,33 @@ impl App {
     }
 
     pub(super) fn after_resize(&mut self) {
+        self.keep_visible();
+    }
+
+    /// Puts a pane's cursor on a row, as a click does.
+    pub(super) fn select_row(&mut self, pane: Pane, index: usize) {
+        match pane {
+            Pane::Timeline => {
+                let len = self.timeline.len();
+                if index < len {
+                    self.timeline.cursor.set(index, len);
+                    self.timeline_cursor_moved();
+                }
+            }
+            Pane::Facts => {
+                let len = self.fact_views().len();
+                self.facts_cursor.set(index, len);
+            }
+            Pane::Recall => {
+                let len = self.recall.response.as_ref().map_or(0, |r| r.results.len());
+                self.recall.cursor.set(index, len);
+            }
+            Pane::Entity => {
+                let len = self.entity_rows().len();
+                self.entity_cursor.set(index, len);
+            }
+            Pane::Lineage | Pane::Lessons => {}
+        }
         self.keep_visible();
     }
 
@@ -383,7 +425,12 @@ impl App {
             self.request_lineage();
             self.timeline.rows.clear();
             self.timeline.total = None;
-            self.reload_timeline(0, false);
+            let around = self
+                .timeline
+                .cursor
+                .index
+                .saturating_sub(super::TIMELINE_PAGE / 2);
+            self.reload_timeline(around, false);
         }
         self.rerun_recall();
     }
@@ -427,7 +474,7 @@ impl App {
         }));
     }
 
-    /// The selection's facts as known at K, each with its state at V.
+    /// The selection's facts, each with its state at (V, K).
     pub fn fact_views(&self) -> Vec<FactView> {
         let Some(d) = &self.detail else {
             return Vec::new();
@@ -435,9 +482,9 @@ impl App {
         if !self.as_of.knows(d.episode.ingested_at) {
             return Vec::new();
         }
+        // Facts recorded after K stay listed, greyed as `not yet known`.
         d.facts
             .iter()
-            .filter(|f| self.as_of.knows(f.ingested_at))
             .map(|f| FactView::of(f, &self.as_of))
             .collect()
     }
@@ -467,10 +514,9 @@ impl App {
         let mut rows: Vec<EntityRow> = e
             .facts
             .iter()
-            .filter(|f| self.as_of.knows(f.ingested_at))
             .filter_map(|f| {
                 let episode = e.episodes.get(&f.episode)?;
-                self.as_of.knows(episode.ingested_at).then(|| EntityRow {
+                Some(EntityRow {
                     fingerprint: f.episode.clone(),
                     concluded_at: episode.concluded_at,
                     relation: f.relation.as_str(),

@@ -17,12 +17,27 @@ impl App {
     pub fn on_key(&mut self, key: KeyChord) {
         let enter = key == KeyChord::plain(KeyCode::Enter);
         let esc = key == KeyChord::plain(KeyCode::Esc);
+        if self.mode != Mode::Normal && key.ctrl && key.code == KeyCode::Char('c') {
+            self.dispatch(Action::Quit);
+            return;
+        }
         match self.mode {
-            Mode::Help => {
-                if esc || key == KeyChord::char('?') || key == KeyChord::char('q') {
+            Mode::Help => match key.code {
+                _ if esc || key == KeyChord::char('?') || key == KeyChord::char('q') => {
                     self.mode = Mode::Normal;
+                    self.help_scroll = 0;
                 }
-            }
+                KeyCode::Down | KeyCode::Char('j') => {
+                    self.help_scroll = self.help_scroll.saturating_add(1)
+                }
+                KeyCode::Up | KeyCode::Char('k') => {
+                    self.help_scroll = self.help_scroll.saturating_sub(1)
+                }
+                KeyCode::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
+                KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+                KeyCode::Home => self.help_scroll = 0,
+                _ => {}
+            },
             Mode::Search => {
                 if enter {
                     self.mode = Mode::Normal;
@@ -105,28 +120,7 @@ impl App {
                     Pane::Entity => self.entity_cursor.scroll,
                     Pane::Lineage | Pane::Lessons => return,
                 };
-                let index = scroll + offset;
-                let current = match pane {
-                    Pane::Timeline => self.timeline.cursor.index,
-                    Pane::Facts => self.facts_cursor.index,
-                    Pane::Recall => self.recall.cursor.index,
-                    Pane::Lineage => self.lineage_cursor.index,
-                    Pane::Entity => self.entity_cursor.index,
-                    Pane::Lessons => return,
-                };
-                self.dispatch_move(index as isize - current as isize);
-            }
-        }
-    }
-
-    fn dispatch_move(&mut self, delta: isize) {
-        if delta > 0 {
-            for _ in 0..delta {
-                self.dispatch(Action::Down);
-            }
-        } else {
-            for _ in 0..(-delta) {
-                self.dispatch(Action::Up);
+                self.select_row(pane, scroll + offset);
             }
         }
     }

@@ -51,6 +51,8 @@ pub struct Options {
     pub mask_volatile: bool,
     pub record_events: bool,
     pub recall_k: usize,
+    /// Follow the wall clock on `asof.now` and `refresh` (false when `--now` fixed it).
+    pub live_clock: bool,
 }
 
 pub struct TimelineState {
@@ -93,10 +95,13 @@ pub struct RecallState {
 
 pub struct App {
     pub now: Timestamp,
+    pub live_clock: bool,
     pub theme: Theme,
     pub keymap: Keymap,
     pub mask_volatile: bool,
     pub size: Rect,
+    /// First line of the help screen shown.
+    pub help_scroll: u16,
     pub focus: Pane,
     pub zoom: bool,
     pub mode: Mode,
@@ -105,6 +110,7 @@ pub struct App {
     pub axis: Axis,
     pub backend: String,
     pub health: Health,
+    backend_opened: bool,
     pub summary: Option<StoreSummary>,
     pub embedder: Option<String>,
     pub progress: Option<(&'static str, u64, u64)>,
@@ -139,6 +145,8 @@ impl App {
         query.set_placeholder_text("describe the incident, or press y to seed from the selection");
         let mut app = App {
             now: options.now,
+            live_clock: options.live_clock,
+            help_scroll: 0,
             theme: options.theme,
             keymap: options.keymap,
             mask_volatile: options.mask_volatile,
@@ -151,6 +159,7 @@ impl App {
             axis: Axis::Valid,
             backend: "opening the store…".into(),
             health: Health::Opening,
+            backend_opened: false,
             summary: None,
             embedder: None,
             progress: None,

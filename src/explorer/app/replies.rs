@@ -21,6 +21,7 @@ impl App {
         }
         match reply {
             Reply::Opened { backend, notices } => {
+                self.backend_opened = true;
                 self.backend = backend;
                 self.health = Health::Ok;
                 self.notices.extend(notices);
@@ -39,6 +40,9 @@ impl App {
             }
             Reply::Stats(Ok(summary)) => {
                 self.summary = Some(summary);
+                if matches!(self.health, Health::Down(_)) && self.backend_opened {
+                    self.health = Health::Ok;
+                }
                 if self.health == Health::Ok {
                     self.banner = None;
                 }
@@ -106,6 +110,7 @@ impl App {
 
     fn store_error(&mut self, e: String) {
         tracing::warn!(error = %e, "store call failed");
+        self.health = Health::Down(e.clone());
         self.banner = Some(format!("store error: {e}"));
     }
 }

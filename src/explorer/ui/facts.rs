@@ -100,7 +100,8 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let chart_width = 20usize;
     // Narrow panes drop the known date (the detail line has it), then the chart.
     let with_known = list.width >= 140;
-    let with_chart = list.width >= 100;
+    let with_chart = list.width >= 90;
+    let with_valid = list.width >= 120 || (!with_chart && list.width >= 72);
     let date = |t: Timestamp| t.short().chars().take(10).collect::<String>();
     let rows: Vec<Row> = views
         .iter()
@@ -121,7 +122,9 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
             if with_chart {
                 cells.push(Cell::from(chart(app, v, axis_start, axis_end, chart_width)));
             }
-            cells.push(Cell::from(valid));
+            if with_valid {
+                cells.push(Cell::from(valid));
+            }
             if with_known {
                 cells.push(Cell::from(Span::styled(date(v.ingested_at), t.muted())));
             }
@@ -136,15 +139,17 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let mut widths = vec![
         Constraint::Length(13),
         Constraint::Length(11),
-        Constraint::Fill(1),
+        Constraint::Min(12),
     ];
     let mut header = vec!["state", "relation", "entity"];
     if with_chart {
         widths.push(Constraint::Length(chart_width as u16));
         header.push("valid ━ known ✕ V │");
     }
-    widths.push(Constraint::Length(23));
-    header.push("valid");
+    if with_valid {
+        widths.push(Constraint::Length(23));
+        header.push("valid");
+    }
     if with_known {
         widths.push(Constraint::Length(10));
         header.push("known");

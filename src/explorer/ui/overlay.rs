@@ -26,7 +26,7 @@ pub fn help(frame: &mut Frame, app: &App) {
     let block = Block::bordered()
         .border_type(BorderType::Double)
         .border_style(t.border(true))
-        .title(" Keys · from the keymap; override in config.toml [keymap.CONTEXT] · Esc closes ");
+        .title(" Keys · from the keymap; override in config.toml [keymap.CONTEXT] · j/k scroll · Esc closes ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let mut lines = Vec::new();
@@ -43,6 +43,20 @@ pub fn help(frame: &mut Frame, app: &App) {
             ]));
         }
     }
+    lines.push(Line::styled(
+        "palette (:) — actions that take an argument",
+        t.heading(),
+    ));
+    for spec in ACTIONS.iter().filter(|a| a.argument.is_some()) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  :{:<19}", spec.name), t.accent()),
+            Span::styled(
+                format!("{:<20}", spec.argument.unwrap_or_default()),
+                t.warn(),
+            ),
+            Span::styled(spec.about.to_string(), t.muted()),
+        ]));
+    }
     let columns = if inner.width >= 96 && lines.len() > inner.height as usize {
         2
     } else {
@@ -53,7 +67,10 @@ pub fn help(frame: &mut Frame, app: &App) {
         Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
     for (i, chunk) in lines.chunks(per.max(1)).enumerate() {
         if let Some(a) = areas.get(i) {
-            frame.render_widget(Paragraph::new(chunk.to_vec()), *a);
+            frame.render_widget(
+                Paragraph::new(chunk.to_vec()).scroll((app.help_scroll, 0)),
+                *a,
+            );
         }
     }
 }

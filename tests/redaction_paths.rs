@@ -1,0 +1,94 @@
+//! Redaction where text is written (ingest) and again where it is shown (explorer, CLI
+//! tables and JSON), even for a store that some other writer filled with raw secrets.
+
+mod common;
+
+use common::{explorer, ingest_at, play, record, stdout, strata, ts};
+use strata::redact::Redactor;
+use strata::store::MemoryStore;
+use strata::store::embedded::EmbeddedStore;
+
+const SECRET_SUMMARY: &str = "Paged alice.ops@example.com; api at 10.20.30.40 answered 401 to Authorization: Bearer sk_live_9f8e7d6c5b4a3210 and redis://admin:hunter2@cache.internal:6379 refused";
+
+#[test]
+fn ingest_stores_free_text_redacted() {
+    let (_dir, store) = common::temp_store();
+    let mut r = record("INC-SECRET", "2026-01-01T00:00:00Z");
+    r["summary_nl"] = SECRET_SUMMARY.into();
+    r["resolution_nl"] = "rotated the key AKIAIOSFODNN7EXAMPLE and called +1 415 555 0100".into();
+    ingest_at(&store, &[r], "2026-02-01T00:00:00Z").unwrap();
+    let e = store.episode("INC-SECRET").unwrap().unwrap();
+    let redactor = Redactor::new();
+    assert!(!redactor.finds_secret(&e.summary_nl), "{}", e.summary_nl);
+    assert!(
+        !redactor.finds_secret(&e.resolution_nl),
+        "{}",
+        e.resolution_nl
+    );
+    assert!(
+        e.summary_nl.contains("<email>") && e.summary_nl.contains("<ipv4>"),
+        "{}",
+        e.summary_nl
+    );
+    assert!(
+        e.resolution_nl.contains("<access-key>"),
+        "{}",
+        e.resolution_nl
+    );
+}
+
+/// A store written by another program, with the secrets still in it.
+fn raw_store() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    let mut r = record("INC-RAW", "2026-01-01T00:00:00Z");
+    r["summary_nl"] = "placeholder".into();
+    let mut prepared = strata::ingest::prepare_text(
+        "raw.ndjson",
+        &serde_json::to_string(&r).unwrap(),
+        ts("2026-02-01T00:00:00Z"),
+    )
+    .unwrap();
+    prepared.batch.items[0].draft.summary_nl = SECRET_SUMMARY.to_string();
+    store.apply(&prepared.batch).unwrap();
+    assert_eq!(
+        store.episode("INC-RAW").unwrap().unwrap().summary_nl,
+        SECRET_SUMMARY
+    );
+    dir
+}
+
+#[test]
+fn the_cli_redacts_tables_and_json_on_the_way_out() {
+    let dir = raw_store();
+    let redactor = Redactor::new();
+    for args in [
+        vec!["timeline"],
+        vec!["timeline", "--json"],
+        vec!["recall", "login failing with 401", "--json"],
+        vec!["recall", "login failing with 401"],
+    ] {
+        let out = strata(dir.path(), &args);
+        assert!(out.status.success(), "{args:?}: {}", common::stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("INC-RAW"), "{args:?}: {text}");
+        assert!(!redactor.finds_secret(&text), "{args:?} leaked:\n{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("alice.ops"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_explorer_redacts_what_it_draws() {
+    let dir = raw_store();
+    let mut s = explorer(dir.path(), 200, 50);
+    let screen = play(
+        &mut s,
+        "WaitIdle\nAction select INC-RAW\nWaitIdle\nAction recall.seed\nWaitIdle\n",
+    );
+    assert!(screen.contains("<email>"), "{screen}");
+    assert!(!Redactor::new().finds_secret(&screen), "leaked:\n{screen}");
+    assert!(!screen.contains("hunter2"));
+}
