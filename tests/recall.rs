@@ -459,3 +459,43 @@ fn hostile_query_text_is_data() {
         );
     }
 }
+
+#[test]
+fn graph_leg_sees_episodes_written_after_its_links_were_cached() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        Arc::new(strata::store::embedded::EmbeddedStore::open(&dir.path().join("store")).unwrap());
+    ingest_at(
+        store.as_ref(),
+        &[record("INC-1", "2026-01-01T10:00:00Z")],
+        "2026-01-02T00:00:00Z",
+    )
+    .unwrap();
+    let shared: Arc<dyn MemoryStore> = store.clone();
+    let s = stack(shared, Arc::new(HashEmbedder::default()), dir.path());
+    let rt = runtime();
+    let graph_hits = || {
+        let mut r = request("authelia", &["service:authelia"]);
+        r.legs = "graph".parse().unwrap();
+        let mut hits: Vec<String> = rt
+            .block_on(s.engine.recall(&r))
+            .results
+            .into_iter()
+            .map(|x| x.fingerprint)
+            .collect();
+        hits.sort();
+        hits
+    };
+    assert_eq!(graph_hits(), ["INC-1"]);
+    ingest_at(
+        store.as_ref(),
+        &[record("INC-2", "2026-02-01T10:00:00Z")],
+        "2026-02-02T00:00:00Z",
+    )
+    .unwrap();
+    assert_eq!(
+        graph_hits(),
+        ["INC-1", "INC-2"],
+        "the cached links were refreshed"
+    );
+}

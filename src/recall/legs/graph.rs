@@ -4,7 +4,7 @@ use std::sync::{Arc, RwLock};
 use crate::model::{AsOf, EntityKey, FactState, Timestamp};
 use crate::recall::dictionary::EntityDictionary;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
-use crate::store::{EntityLink, MemoryStore};
+use crate::store::{EntityLink, MemoryStore, StoreStats};
 
 /// Entities with more fact edges than this are not expanded at hop 2: a hub (a shared host,
 /// a provider) would pull in the whole graph and say nothing about relatedness.
@@ -17,7 +17,19 @@ const HUB_FACTS: usize = 500;
 pub struct GraphLeg {
     store: Arc<dyn MemoryStore>,
     dictionary: RwLock<Option<Arc<EntityDictionary>>>,
+    links: RwLock<LinkCache>,
 }
+
+/// Entity → episode links already read, valid until the store changes. Hubs are read
+/// once instead of on every query.
+#[derive(Default)]
+struct LinkCache {
+    generation: Option<StoreStats>,
+    by_entity: HashMap<EntityKey, Arc<Vec<EntityLink>>>,
+}
+
+/// Entities whose links the cache keeps at most; past it, it starts over.
+const CACHED_ENTITIES: usize = 4096;
 
 struct Candidate {
     hop: u8,
@@ -41,12 +53,47 @@ impl GraphLeg {
         GraphLeg {
             store,
             dictionary: RwLock::new(None),
+            links: RwLock::new(LinkCache::default()),
         }
     }
 
+    /// Forgets cached links when the store has changed since they were read.
+    fn refresh_cache(&self, stats: StoreStats) {
+        let stale = self
+            .links
+            .read()
+            .map_or(true, |c| c.generation != Some(stats));
+        if stale && let Ok(mut c) = self.links.write() {
+            if c.generation != Some(stats) {
+                c.generation = Some(stats);
+                c.by_entity.clear();
+            }
+        }
+    }
+
+    fn all_links(&self, entity: &EntityKey) -> Result<Arc<Vec<EntityLink>>, LegError> {
+        if let Ok(c) = self.links.read()
+            && let Some(l) = c.by_entity.get(entity)
+        {
+            return Ok(l.clone());
+        }
+        let links = Arc::new(
+            self.store
+                .entity_links(entity)
+                .map_err(LegError::from_display)?,
+        );
+        if let Ok(mut c) = self.links.write() {
+            if c.by_entity.len() >= CACHED_ENTITIES {
+                c.by_entity.clear();
+            }
+            c.by_entity.insert(entity.clone(), links.clone());
+        }
+        Ok(links)
+    }
+
     /// The dictionary, rebuilt when the store has gained entities since it was built.
-    fn dictionary(&self) -> Result<Arc<EntityDictionary>, LegError> {
-        let count = self.store.stats().map_err(LegError::from_display)?.entities as usize;
+    fn dictionary(&self, stats: &StoreStats) -> Result<Arc<EntityDictionary>, LegError> {
+        let count = stats.entities as usize;
         if let Ok(guard) = self.dictionary.read()
             && let Some(d) = guard.as_ref()
             && d.size() == count
@@ -71,16 +118,15 @@ impl GraphLeg {
         cap: Option<usize>,
     ) -> Result<Vec<EntityLink>, LegError> {
         let links: Vec<EntityLink> = self
-            .store
-            .entity_links(entity)
-            .map_err(LegError::from_display)?
-            .into_iter()
+            .all_links(entity)?
+            .iter()
             .filter(|l| {
                 as_of.knows(l.episode_ingested_at)
                     && l.episode_t_valid <= as_of.valid_at
                     && as_of.state(l.t_valid, l.t_invalid, l.ingested_at, l.expired_at)
                         == FactState::Valid
             })
+            .cloned()
             .collect();
         if cap.is_some_and(|c| links.len() > c) {
             return Ok(Vec::new());
@@ -95,8 +141,10 @@ impl RecallLeg for GraphLeg {
     }
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
+        let stats = self.store.stats().map_err(LegError::from_display)?;
+        self.refresh_cache(stats);
         let mut seeds = q.entities.clone();
-        for found in self.dictionary()?.find(&q.text) {
+        for found in self.dictionary(&stats)?.find(&q.text) {
             if !seeds.contains(&found) {
                 seeds.push(found);
             }
