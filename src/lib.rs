@@ -9,6 +9,7 @@ pub mod headless;
 pub mod import;
 pub mod index;
 pub mod ingest;
+pub mod learning;
 pub mod model;
 pub mod query;
 pub mod recall;

@@ -75,6 +75,9 @@ impl MemoryStore for Faulty {
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         self.inner.check()
     }
+    fn lesson(&self, fp: &str) -> Result<Option<strata::learning::Lesson>, StoreError> {
+        self.inner.lesson(fp)
+    }
 }
 
 /// An embedder that fails or hangs.

@@ -63,6 +63,8 @@ pub enum Command {
     Timeline(TimelineArgs),
     /// An episode's fact edges known at K, each with its state at V
     Facts(FactsArgs),
+    /// An episode's Reflexion lesson at (V, K): current, or superseded and by what
+    Lesson(FactsArgs),
     /// The SUPERSEDES chain backwards and forwards
     Lineage(LineageArgs),
     /// Counts of episodes, entities, edges by type, invalidations and supersessions

@@ -25,6 +25,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Timeline(a)) => commands::timeline::run(&ctx, &a),
         Some(Command::Facts(a)) => commands::facts::run(&ctx, &a),
         Some(Command::Lineage(a)) => commands::lineage::run(&ctx, &a),
+        Some(Command::Lesson(a)) => commands::lesson::run(&ctx, &a),
         Some(Command::Stats(a)) => commands::stats::run(&ctx, a.json),
         Some(Command::Check(a)) => commands::check::run(&ctx, a.json),
         Some(Command::Recall(a)) => commands::recall::run(&ctx, &a),

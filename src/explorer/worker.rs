@@ -64,6 +64,7 @@ pub struct TimelinePage {
 #[derive(Clone, Debug)]
 pub struct EpisodeDetail {
     pub episode: MemoryEpisode,
+    pub lesson: Option<crate::learning::Lesson>,
     pub facts: Vec<FactEdge>,
     pub supersedes: Vec<Supersession>,
     pub superseded_by: Vec<Supersession>,
@@ -538,7 +539,12 @@ fn episode(
     let Some(episode) = store.episode(fp)? else {
         return Ok(None);
     };
+    let lesson = store.lesson(fp)?.map(|mut l| {
+        l.text = redact(&l.text).into_owned();
+        l
+    });
     Ok(Some(EpisodeDetail {
+        lesson,
         facts: store.facts(fp)?,
         supersedes: store.supersedes(fp)?,
         superseded_by: store.superseded_by(fp)?,

@@ -2,6 +2,7 @@
 //! text is tokenised by the index's own analyser into plain term queries: no query syntax,
 //! so any string is data.
 
+use super::sync::TEXT_VERSION;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -31,6 +32,13 @@ struct Newest {
     watermark: u64,
     ingested_at: i64,
     t_valid: i64,
+    /// Which episode text the documents hold (`sync::TEXT_VERSION`); absent before lessons.
+    #[serde(default = "first_text_version")]
+    text_version: u32,
+}
+
+fn first_text_version() -> u32 {
+    1
 }
 
 /// The commit payload; unknown or unreadable payloads mean "filter always".
@@ -41,6 +49,7 @@ fn read_payload(payload: Option<&str>) -> Newest {
             watermark: 0,
             ingested_at: i64::MAX,
             t_valid: i64::MAX,
+            text_version: 0,
         })
 }
 
@@ -81,6 +90,17 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
+const OLDER_TEXT: &str = "built from an older episode text";
+
+/// Whether the index holds documents built from an older episode text.
+fn older_text(index: &Index) -> bool {
+    index.load_metas().is_ok_and(|m| {
+        m.payload
+            .as_deref()
+            .is_some_and(|p| read_payload(Some(p)).text_version != TEXT_VERSION)
+    })
+}
+
 impl Bm25Index {
     /// Opens the index in `dir`, or starts it afresh (to be refilled from the store) when it is
     /// missing or corrupt; a corrupt one is moved aside, not deleted.
@@ -94,7 +114,12 @@ impl Bm25Index {
         let existing = dir.join("meta.json").is_file();
         let opened = if existing {
             match Index::open_in_dir(dir) {
-                Ok(index) if index.schema() == schema => Some(index),
+                Ok(index) if index.schema() == schema && !older_text(&index) => Some(index),
+                Ok(index) if index.schema() == schema => {
+                    drop(index);
+                    rebuilt = Some(OLDER_TEXT.to_string());
+                    None
+                }
                 Ok(_) => {
                     rebuilt = Some("schema changed".to_string());
                     None
@@ -111,7 +136,10 @@ impl Bm25Index {
         let index = match opened {
             Some(index) => index,
             None => {
-                if existing {
+                if existing && rebuilt.as_deref() == Some(OLDER_TEXT) {
+                    // Sound, just stale: nothing to keep for a post-mortem.
+                    std::fs::remove_dir_all(dir).map_err(|e| err(&e))?;
+                } else if existing {
                     let aside =
                         dir.with_extension(format!("corrupt-{}", Timestamp::now().millis()));
                     std::fs::rename(dir, &aside).map_err(|e| err(&e))?;
@@ -134,7 +162,10 @@ impl Bm25Index {
         let metas = index.load_metas().map_err(|e| err(&e))?;
         let mut newest = read_payload(metas.payload.as_deref());
         if metas.payload.is_none() {
-            newest = Newest::default();
+            newest = Newest {
+                text_version: TEXT_VERSION,
+                ..Newest::default()
+            };
         }
         Ok(Bm25Index {
             newest: Mutex::new(newest),
@@ -172,6 +203,7 @@ impl Bm25Index {
         let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
         let mut newest = *self.newest.lock().map_err(|e| self.err(&e))?;
         newest.watermark = watermark;
+        newest.text_version = TEXT_VERSION;
         let f = self.fields;
         for d in docs {
             writer.delete_term(Term::from_field_text(f.fingerprint, d.fingerprint));

@@ -8,4 +8,4 @@ mod sync;
 pub mod vectors;
 
 pub use error::IndexError;
-pub use sync::{SyncReport, episode_text, sync_text, sync_vectors};
+pub use sync::{SyncReport, TEXT_VERSION, episode_text, sync_text, sync_vectors};

@@ -1,3 +1,4 @@
+use crate::learning::Lesson;
 use serde::Serialize;
 
 use super::IndexError;
@@ -10,8 +11,27 @@ use crate::store::MemoryStore;
 const PAGE: usize = 256;
 
 /// The text both legs index for an episode.
-pub fn episode_text(e: &MemoryEpisode) -> String {
-    format!("{}\n{}", e.summary_nl, e.resolution_nl)
+pub fn episode_text(e: &MemoryEpisode, lesson: Option<&Lesson>) -> String {
+    match lesson {
+        Some(l) => format!("{}\n{}\n{}", e.summary_nl, e.resolution_nl, l.text),
+        None => format!("{}\n{}", e.summary_nl, e.resolution_nl),
+    }
+}
+
+/// What [`episode_text`] feeds the indexes; an index built from another version is
+/// rebuilt. 2: summary, resolution and the Reflexion lesson.
+pub const TEXT_VERSION: u32 = 2;
+
+fn texts(
+    store: &dyn MemoryStore,
+    page: &[(u64, MemoryEpisode)],
+) -> Result<Vec<String>, IndexError> {
+    page.iter()
+        .map(|(_, e)| {
+            let lesson = store.lesson(&e.incident_fingerprint)?;
+            Ok(episode_text(e, lesson.as_ref()))
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -46,7 +66,7 @@ pub fn sync_text(
     let total = store.stats()?.episodes;
     let mut indexed = 0;
     follow(store, text.watermark()?, |page, last| {
-        let texts: Vec<String> = page.iter().map(|(_, e)| episode_text(e)).collect();
+        let texts = texts(store, page)?;
         let docs: Vec<TextDoc<'_>> = page
             .iter()
             .zip(&texts)
@@ -75,7 +95,7 @@ pub fn sync_vectors(
     let total = store.stats()?.episodes;
     let mut embedded = 0;
     follow(store, vectors.watermark()?, |page, last| {
-        let texts: Vec<String> = page.iter().map(|(_, e)| episode_text(e)).collect();
+        let texts = texts(store, page)?;
         let batch: Vec<&str> = texts.iter().map(String::as_str).collect();
         let rows: Vec<VectorRow> = page
             .iter()

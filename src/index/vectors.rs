@@ -1,6 +1,7 @@
 //! The embedded vector index: one redb file per embedding model, recording the model and
 //! dimension, loaded into one contiguous matrix for exact cosine search.
 
+use super::sync::TEXT_VERSION;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
@@ -162,7 +163,7 @@ impl VectorIndex {
         };
         std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
         let db = Database::create(&path).map_err(|e| err(&e))?;
-        let (found_model, found_dimension) = {
+        let (found_model, found_dimension, found_text) = {
             let read = db.begin_read().map_err(|e| err(&e))?;
             match read.open_table(META) {
                 Ok(meta) => {
@@ -172,12 +173,13 @@ impl VectorIndex {
                             .map_err(|e| err(&e))?
                             .map(|v| v.value().to_string()))
                     };
-                    (get("model")?, get("dimension")?)
+                    (get("model")?, get("dimension")?, get("text_version")?)
                 }
-                Err(redb::TableError::TableDoesNotExist(_)) => (None, None),
+                Err(redb::TableError::TableDoesNotExist(_)) => (None, None, None),
                 Err(e) => return Err(err(&e)),
             }
         };
+        let current_text = TEXT_VERSION.to_string();
         match (found_model, found_dimension) {
             (Some(m), Some(d)) => {
                 let d: usize = d.parse().map_err(|e| err(&e))?;
@@ -190,6 +192,19 @@ impl VectorIndex {
                         dimension,
                     });
                 }
+                if found_text.as_deref() != Some(current_text.as_str()) {
+                    // Vectors of an older episode text: embed everything again.
+                    let txn = db.begin_write().map_err(|e| err(&e))?;
+                    {
+                        txn.delete_table(VECTORS).map_err(|e| err(&e))?;
+                        txn.open_table(VECTORS).map_err(|e| err(&e))?;
+                        let mut meta = txn.open_table(META).map_err(|e| err(&e))?;
+                        meta.insert("watermark", "0").map_err(|e| err(&e))?;
+                        meta.insert("text_version", current_text.as_str())
+                            .map_err(|e| err(&e))?;
+                    }
+                    txn.commit().map_err(|e| err(&e))?;
+                }
             }
             _ => {
                 let txn = db.begin_write().map_err(|e| err(&e))?;
@@ -199,6 +214,8 @@ impl VectorIndex {
                     meta.insert("dimension", dimension.to_string().as_str())
                         .map_err(|e| err(&e))?;
                     meta.insert("watermark", "0").map_err(|e| err(&e))?;
+                    meta.insert("text_version", current_text.as_str())
+                        .map_err(|e| err(&e))?;
                     txn.open_table(VECTORS).map_err(|e| err(&e))?;
                 }
                 txn.commit().map_err(|e| err(&e))?;

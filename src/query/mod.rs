@@ -1,9 +1,11 @@
-//! Read models built from the store: facts as of a point, lineage chains.
+//! Read models built from the store: facts and lessons as of a point, lineage chains.
 
 mod facts;
+mod lesson;
 mod lineage;
 
 pub use facts::{FactView, FactsReport, facts_as_of};
+pub use lesson::lesson_as_of;
 pub use lineage::{Lineage, LineageLink, lineage};
 
 use crate::model::Timestamp;

@@ -7,6 +7,7 @@ mod write;
 
 use serde::Serialize;
 
+use crate::learning::Lesson;
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
 pub use error::StoreError;
@@ -102,4 +103,17 @@ pub trait MemoryStore: Send + Sync {
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;
+
+    /// The episode's Reflexion lesson. Stores that keep none render it from the facts.
+    fn lesson(&self, fingerprint: &str) -> Result<Option<Lesson>, StoreError> {
+        let Some(episode) = self.episode(fingerprint)? else {
+            return Ok(None);
+        };
+        let facts = self.facts(fingerprint)?;
+        Ok(Some(crate::learning::render(
+            fingerprint,
+            &episode.resolution_nl,
+            facts.iter().map(|f| (f.relation, &f.entity)),
+        )))
+    }
 }

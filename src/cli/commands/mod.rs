@@ -10,6 +10,7 @@ pub mod import;
 pub mod index;
 pub mod ingest;
 pub mod launch;
+pub mod lesson;
 pub mod lineage;
 pub mod recall;
 pub mod stats;

@@ -63,11 +63,12 @@ impl GraphLeg {
             .links
             .read()
             .map_or(true, |c| c.generation != Some(stats));
-        if stale && let Ok(mut c) = self.links.write() {
-            if c.generation != Some(stats) {
-                c.generation = Some(stats);
-                c.by_entity.clear();
-            }
+        if stale
+            && let Ok(mut c) = self.links.write()
+            && c.generation != Some(stats)
+        {
+            c.generation = Some(stats);
+            c.by_entity.clear();
         }
     }
 

@@ -14,6 +14,7 @@ impl EmbeddedStore {
         let txn = self.read()?;
         let episodes = txn.open_table(EPISODES).map_err(backend)?;
         let drafts = txn.open_table(DRAFTS).map_err(backend)?;
+        let lessons = txn.open_table(LESSONS).map_err(backend)?;
         let entities = txn.open_table(ENTITIES).map_err(backend)?;
         let facts = txn.open_table(FACTS).map_err(backend)?;
         let entity_facts = txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
@@ -121,6 +122,21 @@ impl EmbeddedStore {
                         problems.push(format!(
                             "episode {fp:?}: draft lists {} facts, store holds {have}",
                             d.facts.len()
+                        ));
+                    }
+                    let expected = crate::learning::render(
+                        fp,
+                        &d.resolution_nl,
+                        d.facts.iter().map(|f| (f.relation, &f.entity)),
+                    );
+                    let stored: Option<crate::learning::Lesson> = lessons
+                        .get(fp)
+                        .map_err(backend)?
+                        .map(|l| decode("lessons", fp.as_bytes(), l.value()))
+                        .transpose()?;
+                    if stored.as_ref() != Some(&expected) {
+                        problems.push(format!(
+                            "episode {fp:?}: lesson missing or not the one its facts render"
                         ));
                     }
                 }

@@ -46,6 +46,49 @@ impl EmbeddedStore {
         &self.path
     }
 
+    /// Stores written before lessons existed get one per episode, rendered from the
+    /// drafts they were written from.
+    fn backfill_lessons(&self) -> Result<(), StoreError> {
+        use redb::{ReadableTable, ReadableTableMetadata};
+        let read = self.db.begin_read().map_err(backend)?;
+        let episodes = read
+            .open_table(tables::EPISODES)
+            .map_err(backend)?
+            .len()
+            .map_err(backend)?;
+        let lessons = match read.open_table(tables::LESSONS) {
+            Ok(t) => t.len().map_err(backend)?,
+            Err(TableError::TableDoesNotExist(_)) => 0,
+            Err(e) => return Err(backend(e)),
+        };
+        drop(read);
+        if lessons == episodes {
+            return Ok(());
+        }
+        let txn = self.db.begin_write().map_err(backend)?;
+        {
+            let drafts = txn.open_table(tables::DRAFTS).map_err(backend)?;
+            let mut table = txn.open_table(tables::LESSONS).map_err(backend)?;
+            for row in drafts.iter().map_err(backend)? {
+                let (fp, bytes) = row.map_err(backend)?;
+                let fp = fp.value();
+                if table.get(fp).map_err(backend)?.is_some() {
+                    continue;
+                }
+                let draft: crate::store::EpisodeDraft =
+                    read::decode("drafts", fp.as_bytes(), bytes.value())?;
+                let lesson = crate::learning::render(
+                    fp,
+                    &draft.resolution_nl,
+                    draft.facts.iter().map(|f| (f.relation, &f.entity)),
+                );
+                let encoded = serde_json::to_vec(&lesson).map_err(backend)?;
+                table.insert(fp, encoded.as_slice()).map_err(backend)?;
+            }
+        }
+        txn.commit().map_err(backend)
+    }
+
     fn ensure_schema(&self) -> Result<(), StoreError> {
         let read = self.db.begin_read().map_err(backend)?;
         match read.open_table(tables::META) {
@@ -54,7 +97,11 @@ impl EmbeddedStore {
                     .map_err(backend)?
                     .map(|v| v.value().to_string());
                 match version.as_deref() {
-                    Some(SCHEMA_VERSION) => Ok(()),
+                    Some(SCHEMA_VERSION) => {
+                        drop(meta);
+                        drop(read);
+                        self.backfill_lessons()
+                    }
                     other => Err(StoreError::Open {
                         path: self.path.clone(),
                         message: format!(

@@ -4,6 +4,7 @@ use redb::{ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetada
 
 use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
+use crate::learning::Lesson;
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{
     ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
@@ -65,6 +66,16 @@ impl MemoryStore for EmbeddedStore {
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
         Self::episode_in(&self.read()?, fingerprint)
+    }
+
+    fn lesson(&self, fingerprint: &str) -> Result<Option<Lesson>, StoreError> {
+        let txn = self.read()?;
+        let lessons = txn.open_table(LESSONS).map_err(backend)?;
+        lessons
+            .get(fingerprint)
+            .map_err(backend)?
+            .map(|v| decode("lessons", fingerprint.as_bytes(), v.value()))
+            .transpose()
     }
 
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {

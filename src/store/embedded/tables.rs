@@ -36,6 +36,8 @@ pub const EPISODE_TIMES: TableDefinition<&str, (i64, i64, i64)> =
 /// ingest sequence -> fingerprint: the order the store learned of episodes, for indexes to follow.
 pub const INGEST_LOG: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
 pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
+/// fingerprint → the episode's rendered Reflexion lesson (JSON).
+pub const LESSONS: TableDefinition<&str, &[u8]> = TableDefinition::new("lessons");
 pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 
 /// META key: the latest knowledge time written, in ms.
@@ -60,6 +62,7 @@ pub fn create_all(db: &Database) -> Result<(), StoreError> {
         txn.open_table(FACT_TIMES).map_err(backend)?;
         txn.open_table(EPISODE_TIMES).map_err(backend)?;
         txn.open_table(COUNTERS).map_err(backend)?;
+        txn.open_table(LESSONS).map_err(backend)?;
         let mut meta = txn.open_table(META).map_err(backend)?;
         meta.insert("schema_version", SCHEMA_VERSION)
             .map_err(backend)?;

@@ -20,6 +20,7 @@ impl EmbeddedStore {
 fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
     let mut t = Tables {
         episodes: txn.open_table(EPISODES).map_err(backend)?,
+        lessons: txn.open_table(LESSONS).map_err(backend)?,
         drafts: txn.open_table(DRAFTS).map_err(backend)?,
         entities: txn.open_table(ENTITIES).map_err(backend)?,
         facts: txn.open_table(FACTS).map_err(backend)?,
@@ -79,6 +80,7 @@ struct Tables<'t> {
     fact_times: Table<'t, &'static [u8], (i64, i64, i64, i64)>,
     episode_times: Table<'t, &'static str, (i64, i64, i64)>,
     counters: Table<'t, &'static str, u64>,
+    lessons: Table<'t, &'static str, &'static [u8]>,
     pending: Counts,
     /// The latest knowledge time recorded before this batch: nothing may be written before it.
     high_water: i64,
@@ -153,6 +155,14 @@ impl Tables<'_> {
             )
             .map_err(backend)?;
         report.new_episodes += 1;
+        let lesson = crate::learning::render(
+            fp,
+            &d.resolution_nl,
+            d.facts.iter().map(|f| (f.relation, &f.entity)),
+        );
+        self.lessons
+            .insert(fp, encode(&lesson)?.as_slice())
+            .map_err(backend)?;
 
         for fact in &d.facts {
             let ekey = keys::entity(&fact.entity);
