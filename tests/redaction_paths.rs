@@ -92,3 +92,59 @@ fn the_explorer_redacts_what_it_draws() {
     assert!(!Redactor::new().finds_secret(&screen), "leaked:\n{screen}");
     assert!(!screen.contains("hunter2"));
 }
+
+#[test]
+fn configured_patterns_are_redacted_at_write_and_on_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[redact]\nextra = [{ name = \"ticket\", pattern = \"TICKET-[0-9]+\" }]\n",
+    )
+    .unwrap();
+    let mut r = record("INC-T", "2026-01-01T00:00:00Z");
+    r["summary_nl"] = "customer escalation TICKET-48213 about login failures".into();
+    let file = dir.path().join("in.ndjson");
+    std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+    let data = dir.path().join("data");
+    let cfg = config.to_str().unwrap();
+    let out = strata(
+        &data,
+        &[
+            "--config",
+            cfg,
+            "--now",
+            "2026-02-01T00:00:00Z",
+            "ingest",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let stored = EmbeddedStore::open(&data)
+        .unwrap()
+        .episode("INC-T")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.summary_nl,
+        "customer escalation <ticket> about login failures"
+    );
+    let shown = stdout(&strata(&data, &["--config", cfg, "timeline", "--json"]));
+    assert!(
+        shown.contains("<ticket>") && !shown.contains("48213"),
+        "{shown}"
+    );
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[redact]\nextra = [{ name = \"x\", pattern = \"(\" }]\n",
+    )
+    .unwrap();
+    let out = strata(&data, &["--config", bad.to_str().unwrap(), "stats"]);
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("[redact]"),
+        "{}",
+        common::stderr(&out)
+    );
+}

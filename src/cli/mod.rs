@@ -16,6 +16,15 @@ use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let ctx = Context::new(cli.data, cli.now, cli.config, cli.embedder)?;
+    let extra: Vec<(String, String)> = ctx
+        .config
+        .redact
+        .extra
+        .iter()
+        .map(|p| (p.name.clone(), p.pattern.clone()))
+        .collect();
+    strata::redact::configure(&extra)
+        .map_err(|e| color_eyre::eyre::eyre!("config [redact]: {e}"))?;
     let _log_guard = ctx.init_logging();
     match cli.command {
         None => commands::launch::run(&ctx),

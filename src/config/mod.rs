@@ -19,6 +19,24 @@ pub struct Config {
     pub keymap: crate::explorer::KeymapOverrides,
     #[serde(default)]
     pub theme: crate::explorer::ThemeSection,
+    #[serde(default)]
+    pub redact: RedactSection,
+}
+
+/// `[redact]`: patterns redacted on top of the built-in ones.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedactSection {
+    /// `{ name = "ticket", pattern = "TICKET-[0-9]+" }` becomes `<ticket>`.
+    #[serde(default)]
+    pub extra: Vec<ExtraPattern>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraPattern {
+    pub name: String,
+    pub pattern: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]

@@ -102,7 +102,20 @@ impl Redactor {
     }
 }
 
-/// Redacts with a process-wide [`Redactor`] of the built-in patterns, built on first use.
+static CONFIGURED: std::sync::OnceLock<Redactor> = std::sync::OnceLock::new();
+
+/// Adds configured patterns to the process-wide redactor. Call once, at startup, before
+/// anything is redacted; a later call is ignored.
+pub fn configure(extra: &[(String, String)]) -> Result<(), RedactError> {
+    if !extra.is_empty() {
+        let redactor = Redactor::with_extra(extra)?;
+        let _ = CONFIGURED.set(redactor);
+    }
+    Ok(())
+}
+
+/// Redacts with the process-wide [`Redactor`]: the built-in patterns, plus any
+/// [`configure`]d ones.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    DEFAULT.redact(text)
+    CONFIGURED.get().unwrap_or(&DEFAULT).redact(text)
 }
