@@ -65,6 +65,11 @@ pub enum Command {
     Facts(FactsArgs),
     /// An episode's Reflexion lesson at (V, K): current, or superseded and by what
     Lesson(FactsArgs),
+    /// Skills (runbooks): add new versions from a file
+    #[command(subcommand)]
+    Skill(SkillCommand),
+    /// The newest version of each skill known at K, or every version
+    Skills(SkillsArgs),
     /// The SUPERSEDES chain backwards and forwards
     Lineage(LineageArgs),
     /// Counts of episodes, entities, edges by type, invalidations and supersessions
@@ -89,6 +94,32 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         start: usize,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillCommand {
+    /// Validate FILE (NDJSON or a JSON array of skills) and write each changed skill as its
+    /// next version; a file with any error writes nothing
+    Add {
+        file: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SkillsArgs {
+    /// Only skills triggered by this entity (TYPE:REF)
+    #[arg(long, value_name = "TYPE:REF")]
+    pub entity: Option<EntityKey>,
+    /// Every version, superseded ones included
+    #[arg(long)]
+    pub all: bool,
+    /// Knowledge time K [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub known_at: Option<Timestamp>,
+    #[command(flatten)]
+    pub out: JsonFlag,
 }
 
 #[derive(Debug, Args)]

@@ -35,6 +35,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Facts(a)) => commands::facts::run(&ctx, &a),
         Some(Command::Lineage(a)) => commands::lineage::run(&ctx, &a),
         Some(Command::Lesson(a)) => commands::lesson::run(&ctx, &a),
+        Some(Command::Skill(c)) => commands::skills::add(&ctx, &c),
+        Some(Command::Skills(a)) => commands::skills::list(&ctx, &a),
         Some(Command::Stats(a)) => commands::stats::run(&ctx, a.json),
         Some(Command::Check(a)) => commands::check::run(&ctx, a.json),
         Some(Command::Recall(a)) => commands::recall::run(&ctx, &a),

@@ -202,6 +202,27 @@ impl Draft {
             "rca-agent"
         };
         let confidence = f64::from(rng.u32(55..=98)) / 100.0;
+        // Each cause's runbook: taught by its first occurrence (whose resolution gives the
+        // steps), applied again by every later one.
+        let mut runbook = json!({ "name": format!("runbook-{}", cause.id) });
+        if self.prior.is_none() {
+            let mut triggers = vec![format!("cause:{}", cause.id)];
+            triggers.extend(
+                cause
+                    .services
+                    .iter()
+                    .take(1)
+                    .map(|s| format!("service:{}", s.name())),
+            );
+            runbook["trigger_entities"] = json!(triggers);
+            runbook["steps"] = json!(
+                resolution
+                    .split([';', '.'])
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+            );
+        }
         let record = json!({
             "incident_fingerprint": self.fingerprint,
             "summary_nl": summary,
@@ -211,6 +232,7 @@ impl Draft {
             "mentions": mentions,
             "resolved_by": resolved_by,
             "supersedes": supersedes,
+            "skills": [runbook],
             "provenance": {
                 "source": source,
                 "status": "concluded",

@@ -65,6 +65,8 @@ pub struct TimelinePage {
 pub struct EpisodeDetail {
     pub episode: MemoryEpisode,
     pub lesson: Option<crate::learning::Lesson>,
+    /// Every version of every skill triggered by one of the episode's entities.
+    pub skills: Vec<crate::learning::Skill>,
     pub facts: Vec<FactEdge>,
     pub supersedes: Vec<Supersession>,
     pub superseded_by: Vec<Supersession>,
@@ -543,9 +545,16 @@ fn episode(
         l.text = redact(&l.text).into_owned();
         l
     });
+    let facts = store.facts(fp)?;
+    let skills = store
+        .skills()?
+        .into_iter()
+        .filter(|s| facts.iter().any(|f| s.trigger_entities.contains(&f.entity)))
+        .collect();
     Ok(Some(EpisodeDetail {
         lesson,
-        facts: store.facts(fp)?,
+        skills,
+        facts,
         supersedes: store.supersedes(fp)?,
         superseded_by: store.superseded_by(fp)?,
         episode: redact_episode(episode),

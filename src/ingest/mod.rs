@@ -58,6 +58,58 @@ pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, 
     }
 }
 
+/// Validates a skill file (NDJSON or a JSON array of skills, see the README) into drafts;
+/// any error rejects the whole file.
+pub fn prepare_skills(
+    name: &str,
+    text: &str,
+) -> Result<Vec<crate::learning::SkillDraft>, IngestFailure> {
+    let mut drafts: Vec<crate::learning::SkillDraft> = Vec::new();
+    let mut errors = Vec::new();
+    for raw in split_records(text) {
+        let origin = raw.location.describe(name);
+        let value = match raw.value {
+            Ok(v) => v,
+            Err(message) => {
+                errors.push(IngestError::new(origin, "-", message));
+                continue;
+            }
+        };
+        let mut field_errors = Vec::new();
+        let parsed = record::parse_skill(
+            String::new(),
+            &value,
+            record::SKILL_FILE_FIELDS,
+            &mut field_errors,
+        );
+        if !field_errors.is_empty() {
+            errors.extend(
+                field_errors
+                    .into_iter()
+                    .map(|f| IngestError::new(origin.clone(), f.field, f.message)),
+            );
+        } else if let Some(d) = parsed {
+            if drafts.iter().any(|o| o.name == d.name) {
+                errors.push(IngestError::new(
+                    origin,
+                    "name",
+                    format!(
+                        "skill {:?} appears twice in the file; expected it once",
+                        d.name
+                    ),
+                ));
+            } else {
+                drafts.push(d);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(drafts)
+    } else {
+        Err(IngestFailure::Invalid(errors))
+    }
+}
+
 /// Writes a prepared batch; a rejection names the record, field and reason.
 pub fn write(store: &dyn MemoryStore, batch: &WriteBatch) -> Result<ApplyReport, IngestFailure> {
     store.apply(batch).map_err(|e| match e {

@@ -22,6 +22,18 @@ pub const RECORD_FIELDS: &[&str] = &[
     "resolved_by",
     "supersedes",
     "provenance",
+    "skills",
+];
+const SKILL_FIELDS: &[&str] = &["name", "trigger_entities", "steps", "succeeded"];
+/// Fields of a skill file entry (`strata skill add`).
+pub const SKILL_FILE_FIELDS: &[&str] = &[
+    "name",
+    "trigger_entities",
+    "steps",
+    "episodes",
+    "applied",
+    "succeeded",
+    "last_used",
 ];
 const EDGE_FIELDS: &[&str] = &["entity_type", "entity_ref", "t_valid", "t_invalid"];
 const SUPERSEDES_FIELDS: &[&str] = &[
@@ -224,6 +236,7 @@ fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraf
     let resolved_by = f.array("resolved_by");
     let supersedes = f.array("supersedes");
     let provenance = f.present("provenance");
+    let skills = f.array("skills");
     drop(f);
 
     let mut facts = Vec::new();
@@ -266,6 +279,20 @@ fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraf
         }
     }
     let provenance = parse_provenance(provenance, errors);
+    let mut skill_drafts: Vec<crate::learning::SkillDraft> = Vec::new();
+    for (i, item) in skills.iter().enumerate() {
+        let prefix = format!("skills[{i}]");
+        if let Some(s) = parse_skill(prefix.clone(), item, SKILL_FIELDS, errors) {
+            if skill_drafts.iter().any(|o| o.name == s.name) {
+                errors.push(FieldError {
+                    field: format!("{prefix}.name"),
+                    message: format!("skill {:?} listed twice; expected it once", s.name),
+                });
+            } else {
+                skill_drafts.push(s);
+            }
+        }
+    }
 
     Some(EpisodeDraft {
         incident_fingerprint: fingerprint?,
@@ -277,6 +304,7 @@ fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraf
         provenance: provenance?,
         facts,
         supersedes: supers,
+        skills: skill_drafts,
     })
 }
 
@@ -396,5 +424,114 @@ fn parse_provenance(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Opti
         source,
         status,
         confidence_score: confidence?,
+    })
+}
+
+/// One skill: in an episode record (`skills[i]`, where `succeeded` is whether applying it
+/// worked) or in a skill file (where the counters are given outright).
+pub fn parse_skill(
+    prefix: String,
+    value: &Value,
+    allowed: &[&str],
+    errors: &mut Vec<FieldError>,
+) -> Option<crate::learning::SkillDraft> {
+    let in_file = allowed == SKILL_FILE_FIELDS;
+    let mut f = Fields::new(prefix, value, allowed, errors)?;
+    let name = f.string("name", true, true);
+    let strings = |f: &mut Fields<'_, '_>, field: &str| -> Vec<String> {
+        let items = f.array(field);
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            match item {
+                Value::String(s) if !s.trim().is_empty() && !s.contains('\0') => {
+                    out.push(s.clone())
+                }
+                other => f.fail(
+                    &format!("{field}[{i}]"),
+                    format!(
+                        "expected a non-empty string without NUL, got {}",
+                        kind(other)
+                    ),
+                ),
+            }
+        }
+        out
+    };
+    let triggers = strings(&mut f, "trigger_entities");
+    let steps = strings(&mut f, "steps");
+    let episodes = if in_file {
+        strings(&mut f, "episodes")
+    } else {
+        Vec::new()
+    };
+    let mut trigger_entities = Vec::new();
+    for (i, t) in triggers.iter().enumerate() {
+        match t.parse::<EntityKey>() {
+            Ok(k) => trigger_entities.push(k),
+            Err(e) => f.fail(
+                &format!("trigger_entities[{i}]"),
+                format!("{e}; expected TYPE:REF"),
+            ),
+        }
+    }
+    if in_file && trigger_entities.is_empty() && triggers.is_empty() {
+        f.fail(
+            "trigger_entities",
+            "missing; expected at least one TYPE:REF",
+        );
+    }
+    if in_file && steps.is_empty() {
+        f.fail("steps", "missing; expected at least one step");
+    }
+    let count = |f: &mut Fields<'_, '_>, field: &str| -> Option<u32> {
+        match f.present(field) {
+            None => None,
+            Some(v) => match v.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) => Some(n),
+                None => {
+                    f.fail(field, format!("expected a whole number, got {}", kind(v)));
+                    None
+                }
+            },
+        }
+    };
+    let (applied, succeeded, outcome) = if in_file {
+        (count(&mut f, "applied"), count(&mut f, "succeeded"), None)
+    } else {
+        let outcome = match f.present("succeeded") {
+            None => None,
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                f.fail(
+                    "succeeded",
+                    format!("expected true or false, got {}", kind(other)),
+                );
+                None
+            }
+        };
+        (None, None, outcome)
+    };
+    if let (Some(a), Some(s)) = (applied, succeeded)
+        && s > a
+    {
+        f.fail(
+            "succeeded",
+            format!("{s} is more than applied {a}; expected at most {a}"),
+        );
+    }
+    let last_used = if in_file {
+        f.time("last_used", false)
+    } else {
+        None
+    };
+    Some(crate::learning::SkillDraft {
+        name: name?,
+        trigger_entities,
+        steps,
+        episodes,
+        applied,
+        succeeded,
+        outcome_succeeded: outcome,
+        last_used,
     })
 }

@@ -1,10 +1,13 @@
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::fusion::{self, FusionPolicy};
 use super::leg::{Leg, LegHits, LegQuery, LegSet, RecallLeg};
-use super::response::{LegReport, LegReports, LegStatus, RecallResponse, RecallResult};
+use super::response::{
+    LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
+};
+use crate::learning::skill;
 use crate::model::{AsOf, EntityKey, MemoryEpisode, Timestamp};
 use crate::store::MemoryStore;
 
@@ -160,7 +163,8 @@ impl RecallEngine {
                 per_leg: f.per_leg,
                 decided_by: f.decided_by,
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let skills = self.suggest_skills(&results, request.as_of).await;
         RecallResponse {
             query: request.text.clone(),
             entities: request
@@ -175,7 +179,71 @@ impl RecallEngine {
             embedder: self.embedder_label.clone(),
             legs: reports,
             results,
+            skills,
             latency_ms: started.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    /// Skills current at K whose trigger entities the results' valid facts share, most
+    /// results first. Under the leg deadline: a slow store costs the suggestions, not recall.
+    async fn suggest_skills(&self, results: &[RecallResult], as_of: AsOf) -> Vec<SkillSuggestion> {
+        let store = self.store.clone();
+        let hits: Vec<(usize, String)> = results
+            .iter()
+            .map(|r| (r.position, r.fingerprint.clone()))
+            .collect();
+        let work = tokio::task::spawn_blocking(move || -> Result<Vec<SkillSuggestion>, String> {
+            let versions = store.skills().map_err(|e| e.to_string())?;
+            if versions.is_empty() {
+                return Ok(Vec::new());
+            }
+            let skills = skill::current(&versions, as_of.known_at);
+            let mut by_name: BTreeMap<String, SkillSuggestion> = BTreeMap::new();
+            for (position, fp) in hits {
+                let entities: Vec<EntityKey> = store
+                    .facts(&fp)
+                    .map_err(|e| e.to_string())?
+                    .into_iter()
+                    .filter(|f| as_of.fact_valid(f))
+                    .map(|f| f.entity)
+                    .collect();
+                for (s, shared) in skill::matching(&skills, &entities) {
+                    let entry = by_name
+                        .entry(s.name.clone())
+                        .or_insert_with(|| SkillSuggestion {
+                            name: s.name.clone(),
+                            version: s.version,
+                            steps: s.steps.len(),
+                            applied: s.applied,
+                            succeeded: s.succeeded,
+                            shared: Vec::new(),
+                            results: Vec::new(),
+                            matches: 0,
+                        });
+                    entry.results.push(position);
+                    entry.matches += shared.len();
+                    for e in shared {
+                        let e = format!("{}:{}", e.entity_type, e.entity_ref);
+                        if !entry.shared.contains(&e) {
+                            entry.shared.push(e);
+                        }
+                    }
+                }
+            }
+            let mut out: Vec<SkillSuggestion> = by_name.into_values().collect();
+            out.sort_by(|a, b| b.matches.cmp(&a.matches).then_with(|| a.name.cmp(&b.name)));
+            Ok(out)
+        });
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(Ok(Ok(found))) => found,
+            Ok(Ok(Err(e))) => {
+                tracing::warn!(error = %e, "skill suggestions unavailable");
+                Vec::new()
+            }
+            _ => {
+                tracing::warn!("skill suggestions did not arrive in time");
+                Vec::new()
+            }
         }
     }
 }

@@ -17,4 +17,6 @@ pub use engine::{DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, RecallEngine, RecallRequest
 pub use fusion::{FusionPolicy, OrderKey};
 pub use leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 pub use open::{RecallStack, StackOptions};
-pub use response::{LegReport, LegReports, LegStatus, RecallResponse, RecallResult};
+pub use response::{
+    LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
+};

@@ -88,6 +88,22 @@ pub struct RecallResult {
     pub decided_by: Option<OrderKey>,
 }
 
+/// A skill suggested because results share its trigger entities; most matches first.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SkillSuggestion {
+    pub name: String,
+    pub version: u32,
+    pub steps: usize,
+    pub applied: u32,
+    pub succeeded: u32,
+    /// The trigger entities the results share, as `TYPE:REF`.
+    pub shared: Vec<String>,
+    /// Positions (1-based) of the results that share them.
+    pub results: Vec<usize>,
+    /// Shared trigger entities summed over those results: the suggestion's rank.
+    pub matches: usize,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RecallResponse {
     pub query: String,
@@ -99,6 +115,8 @@ pub struct RecallResponse {
     pub embedder: String,
     pub legs: LegReports,
     pub results: Vec<RecallResult>,
+    /// Skills whose trigger entities the results share.
+    pub skills: Vec<SkillSuggestion>,
     /// Wall time of the whole recall, legs in parallel.
     pub latency_ms: f64,
 }
@@ -135,6 +153,7 @@ impl RecallResponse {
                 graph: report(super::leg::Leg::Graph),
             },
             results: Vec::new(),
+            skills: Vec::new(),
             latency_ms: 0.0,
         }
     }

@@ -7,7 +7,7 @@ mod write;
 
 use serde::Serialize;
 
-use crate::learning::Lesson;
+use crate::learning::{Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
 pub use error::StoreError;
@@ -103,6 +103,25 @@ pub trait MemoryStore: Send + Sync {
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;
+
+    /// Every version of every skill.
+    fn skills(&self) -> Result<Vec<Skill>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// Writes each skill's next version (unless it would say the same as the latest), all
+    /// or none; returns how many versions were written.
+    fn add_skills(
+        &self,
+        drafts: &[SkillDraft],
+        recorded_at: Timestamp,
+    ) -> Result<usize, StoreError> {
+        let _ = (drafts, recorded_at);
+        Err(StoreError::Backend(format!(
+            "{} keeps no skills",
+            self.describe()
+        )))
+    }
 
     /// The episode's Reflexion lesson. Stores that keep none render it from the facts.
     fn lesson(&self, fingerprint: &str) -> Result<Option<Lesson>, StoreError> {

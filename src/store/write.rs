@@ -32,6 +32,9 @@ pub struct EpisodeDraft {
     pub provenance: Provenance,
     pub facts: Vec<FactDraft>,
     pub supersedes: Vec<SupersedeDraft>,
+    /// Skills this resolution applied (or taught): each becomes the skill's next version.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<crate::learning::SkillDraft>,
 }
 
 /// A draft with where it came from (for error messages) and the knowledge time to stamp.
@@ -58,4 +61,5 @@ pub struct ApplyReport {
     pub new_facts: usize,
     pub closed_facts: usize,
     pub new_supersessions: usize,
+    pub new_skill_versions: usize,
 }

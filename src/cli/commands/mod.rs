@@ -13,6 +13,7 @@ pub mod launch;
 pub mod lesson;
 pub mod lineage;
 pub mod recall;
+pub mod skills;
 pub mod stats;
 pub mod synthesize;
 pub mod timeline;

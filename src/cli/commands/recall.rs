@@ -98,5 +98,21 @@ pub fn print_table(r: &RecallResponse) {
     if r.results.is_empty() {
         println!("(no results)");
     }
+    for s in &r.skills {
+        println!(
+            "skill {} v{} ({} steps, {}/{} succeeded): results {} share {}",
+            safe(&s.name),
+            s.version,
+            s.steps,
+            s.succeeded,
+            s.applied,
+            s.results
+                .iter()
+                .map(|p| format!("#{p}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            safe(&s.shared.join(", "))
+        );
+    }
     println!("{:.1} ms", r.latency_ms);
 }

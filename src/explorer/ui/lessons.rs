@@ -8,8 +8,8 @@ use crate::explorer::app::App;
 use crate::explorer::pane::Pane;
 use crate::learning::{LessonState, LessonView};
 
-/// The selection's Reflexion lesson at the as-of point. Skills are not built yet; the
-/// pane says so.
+/// The selection's Reflexion lesson at the as-of point, the skills its entities trigger
+/// (as known at K), and the skills the last recall suggested.
 pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let t = &app.theme;
     frame.render_widget(pane_block(app, Pane::Lessons, ""), rect);
@@ -56,9 +56,58 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         None => lines.push(Line::styled("no lesson recorded", t.muted())),
     }
     lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Skills (runbooks) are not built yet.",
-        t.warn(),
-    ));
+    let entities: Vec<_> = d
+        .facts
+        .iter()
+        .filter(|f| app.as_of.fact_valid(f))
+        .map(|f| f.entity.clone())
+        .collect();
+    let current = crate::learning::skill::current(&d.skills, app.as_of.known_at);
+    let matched = crate::learning::skill::matching(&current, &entities);
+    if matched.is_empty() {
+        lines.push(Line::styled(
+            "No skill is triggered by its entities.",
+            t.muted(),
+        ));
+    }
+    for (s, shared) in matched {
+        lines.push(Line::from(vec![
+            Span::styled(format!("skill {} v{}", s.name, s.version), t.accent()),
+            Span::styled(
+                format!(
+                    " · {}/{} succeeded · on {}",
+                    s.succeeded,
+                    s.applied,
+                    shared
+                        .iter()
+                        .map(|e| format!("{}:{}", e.entity_type, e.entity_ref))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                t.muted(),
+            ),
+        ]));
+        for (i, step) in s.steps.iter().enumerate() {
+            lines.push(Line::raw(format!("  {}. {step}", i + 1)));
+        }
+    }
+    if let Some(r) = &app.recall.response
+        && !r.skills.is_empty()
+    {
+        lines.push(Line::styled("Suggested by the last recall:", t.heading()));
+        for s in &r.skills {
+            lines.push(Line::raw(format!(
+                "  {} v{} (results {}; shares {})",
+                s.name,
+                s.version,
+                s.results
+                    .iter()
+                    .map(|p| format!("#{p}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                s.shared.join(", ")
+            )));
+        }
+    }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
 }

@@ -61,13 +61,18 @@ impl EmbeddedStore {
             Err(TableError::TableDoesNotExist(_)) => 0,
             Err(e) => return Err(backend(e)),
         };
+        let skills_missing = matches!(
+            read.open_table(tables::SKILLS),
+            Err(TableError::TableDoesNotExist(_))
+        );
         drop(read);
-        if lessons == episodes {
+        if lessons == episodes && !skills_missing {
             return Ok(());
         }
         let txn = self.db.begin_write().map_err(backend)?;
         {
             let drafts = txn.open_table(tables::DRAFTS).map_err(backend)?;
+            txn.open_table(tables::SKILLS).map_err(backend)?;
             let mut table = txn.open_table(tables::LESSONS).map_err(backend)?;
             for row in drafts.iter().map_err(backend)? {
                 let (fp, bytes) = row.map_err(backend)?;

@@ -4,7 +4,7 @@ use redb::{ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetada
 
 use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
-use crate::learning::Lesson;
+use crate::learning::{Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{
     ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
@@ -66,6 +66,25 @@ impl MemoryStore for EmbeddedStore {
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
         Self::episode_in(&self.read()?, fingerprint)
+    }
+
+    fn skills(&self) -> Result<Vec<Skill>, StoreError> {
+        let txn = self.read()?;
+        let table = txn.open_table(SKILLS).map_err(backend)?;
+        let mut out = Vec::new();
+        for row in table.iter().map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            out.push(decode("skills", k.value().as_bytes(), v.value())?);
+        }
+        Ok(out)
+    }
+
+    fn add_skills(
+        &self,
+        drafts: &[SkillDraft],
+        recorded_at: Timestamp,
+    ) -> Result<usize, StoreError> {
+        self.add_skill_versions(drafts, recorded_at)
     }
 
     fn lesson(&self, fingerprint: &str) -> Result<Option<Lesson>, StoreError> {

@@ -38,6 +38,8 @@ pub const INGEST_LOG: TableDefinition<u64, &str> = TableDefinition::new("ingest_
 pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
 /// fingerprint → the episode's rendered Reflexion lesson (JSON).
 pub const LESSONS: TableDefinition<&str, &[u8]> = TableDefinition::new("lessons");
+/// `name \0 version` (zero-padded) → one version of a skill (JSON); never rewritten.
+pub const SKILLS: TableDefinition<&str, &[u8]> = TableDefinition::new("skills");
 pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 
 /// META key: the latest knowledge time written, in ms.
@@ -63,6 +65,7 @@ pub fn create_all(db: &Database) -> Result<(), StoreError> {
         txn.open_table(EPISODE_TIMES).map_err(backend)?;
         txn.open_table(COUNTERS).map_err(backend)?;
         txn.open_table(LESSONS).map_err(backend)?;
+        txn.open_table(SKILLS).map_err(backend)?;
         let mut meta = txn.open_table(META).map_err(backend)?;
         meta.insert("schema_version", SCHEMA_VERSION)
             .map_err(backend)?;

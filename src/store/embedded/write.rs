@@ -4,7 +4,8 @@ use serde::Serialize;
 use super::read::decode;
 use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
-use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession};
+use crate::learning::{Skill, SkillDraft};
+use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession, Timestamp};
 use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch};
 
 impl EmbeddedStore {
@@ -21,6 +22,7 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
     let mut t = Tables {
         episodes: txn.open_table(EPISODES).map_err(backend)?,
         lessons: txn.open_table(LESSONS).map_err(backend)?,
+        skills: txn.open_table(SKILLS).map_err(backend)?,
         drafts: txn.open_table(DRAFTS).map_err(backend)?,
         entities: txn.open_table(ENTITIES).map_err(backend)?,
         facts: txn.open_table(FACTS).map_err(backend)?,
@@ -81,10 +83,59 @@ struct Tables<'t> {
     episode_times: Table<'t, &'static str, (i64, i64, i64)>,
     counters: Table<'t, &'static str, u64>,
     lessons: Table<'t, &'static str, &'static [u8]>,
+    skills: Table<'t, &'static str, &'static [u8]>,
     pending: Counts,
     /// The latest knowledge time recorded before this batch: nothing may be written before it.
     high_water: i64,
     newest: i64,
+}
+
+pub(super) fn skill_key(name: &str, version: u32) -> String {
+    format!("{name}\0{version:010}")
+}
+
+fn latest_skill(
+    table: &impl ReadableTable<&'static str, &'static [u8]>,
+    name: &str,
+) -> Result<Option<Skill>, StoreError> {
+    let from = format!("{name}\0");
+    let to = format!("{name}\u{1}");
+    let last = table
+        .range(from.as_str()..to.as_str())
+        .map_err(backend)?
+        .next_back()
+        .transpose()
+        .map_err(backend)?;
+    last.map(|(k, v)| decode("skills", k.value().as_bytes(), v.value()))
+        .transpose()
+}
+
+impl EmbeddedStore {
+    pub(crate) fn add_skill_versions(
+        &self,
+        drafts: &[SkillDraft],
+        recorded_at: Timestamp,
+    ) -> Result<usize, StoreError> {
+        let txn = self.db.begin_write().map_err(backend)?;
+        let mut written = 0;
+        {
+            let mut table = txn.open_table(SKILLS).map_err(backend)?;
+            for draft in drafts {
+                let latest = latest_skill(&table, &draft.name)?;
+                let next = Skill::next(latest.as_ref(), draft, None, recorded_at);
+                if latest.as_ref().is_some_and(|l| l.same_content(&next)) {
+                    continue;
+                }
+                let key = skill_key(&next.name, next.version);
+                table
+                    .insert(key.as_str(), encode(&next)?.as_slice())
+                    .map_err(backend)?;
+                written += 1;
+            }
+        }
+        txn.commit().map_err(backend)?;
+        Ok(written)
+    }
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
@@ -92,6 +143,25 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
 }
 
 impl Tables<'_> {
+    /// Writes the skill's next version unless it would say the same as the latest.
+    fn write_skill(
+        &mut self,
+        draft: &SkillDraft,
+        episode: Option<(&str, Timestamp)>,
+        recorded_at: Timestamp,
+    ) -> Result<bool, StoreError> {
+        let latest = latest_skill(&self.skills, &draft.name)?;
+        let next = Skill::next(latest.as_ref(), draft, episode, recorded_at);
+        if latest.as_ref().is_some_and(|l| l.same_content(&next)) {
+            return Ok(false);
+        }
+        let key = skill_key(&next.name, next.version);
+        self.skills
+            .insert(key.as_str(), encode(&next)?.as_slice())
+            .map_err(backend)?;
+        Ok(true)
+    }
+
     fn write_episode(
         &mut self,
         item: &BatchItem,
@@ -163,6 +233,11 @@ impl Tables<'_> {
         self.lessons
             .insert(fp, encode(&lesson)?.as_slice())
             .map_err(backend)?;
+        for skill in &d.skills {
+            if self.write_skill(skill, Some((fp, d.concluded_at)), item.ingested_at)? {
+                report.new_skill_versions += 1;
+            }
+        }
 
         for fact in &d.facts {
             let ekey = keys::entity(&fact.entity);
