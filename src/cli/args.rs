@@ -70,6 +70,9 @@ pub enum Command {
     Skill(SkillCommand),
     /// The newest version of each skill known at K, or every version
     Skills(SkillsArgs),
+    /// The code↔graph join: a service's code units, the unit behind a point id, or the
+    /// code units of the services an episode implicated
+    Code(CodeArgs),
     /// The SUPERSEDES chain backwards and forwards
     Lineage(LineageArgs),
     /// Counts of episodes, entities, edges by type, invalidations and supersessions
@@ -94,6 +97,28 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         start: usize,
     },
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(false)))]
+pub struct CodeArgs {
+    /// Code units owned by the service (the ref of a service: entity)
+    #[arg(long, value_name = "NAME", group = "what")]
+    pub service: Option<String>,
+    /// The code unit whose embedding_ref (vector point id) this is
+    #[arg(long = "ref", value_name = "UUID", group = "what")]
+    pub embedding_ref: Option<String>,
+    /// Code units of the services the episode implicated, by facts valid at (V, K)
+    #[arg(long, value_name = "FP", group = "what")]
+    pub episode: Option<String>,
+    /// Valid time V for --episode [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub valid_at: Option<Timestamp>,
+    /// Knowledge time K for --episode [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub known_at: Option<Timestamp>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Lineage(a)) => commands::lineage::run(&ctx, &a),
         Some(Command::Lesson(a)) => commands::lesson::run(&ctx, &a),
         Some(Command::Skill(c)) => commands::skills::add(&ctx, &c),
+        Some(Command::Code(a)) => commands::code::run(&ctx, &a),
         Some(Command::Skills(a)) => commands::skills::list(&ctx, &a),
         Some(Command::Stats(a)) => commands::stats::run(&ctx, a.json),
         Some(Command::Check(a)) => commands::check::run(&ctx, a.json),

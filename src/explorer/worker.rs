@@ -133,7 +133,11 @@ pub enum Reply {
     Episode(Result<Option<EpisodeDetail>, String>),
     Lineage(Result<Lineage, String>),
     Entity(Result<EntityDetail, String>),
-    Recall(Box<RecallResponse>),
+    /// The response, and the code units of the services each result implicated.
+    Recall(
+        Box<RecallResponse>,
+        HashMap<String, Vec<crate::learning::CodeUnit>>,
+    ),
 }
 
 impl Reply {
@@ -148,7 +152,7 @@ impl Reply {
             Reply::Episode(_) => "episode",
             Reply::Lineage(_) => "lineage",
             Reply::Entity(_) => "entity",
-            Reply::Recall(_) => "recall",
+            Reply::Recall(..) => "recall",
         }
     }
 
@@ -331,7 +335,8 @@ async fn serve(
                                         result.summary = redact(&result.summary).into_owned();
                                     }
                                     response.query = redact(&response.query).into_owned();
-                                    Reply::Recall(Box::new(response))
+                                    let files = code_of(store.clone(), &response).await;
+                                    Reply::Recall(Box::new(response), files)
                                 }
                                 Err(e) => failed(&Request::Recall(asked), e),
                             }
@@ -387,7 +392,10 @@ fn unavailable(request: &Request, why: &str) -> Reply {
         Request::Episode(_) => Reply::Episode(Err(why)),
         Request::Lineage { .. } => Reply::Lineage(Err(why)),
         Request::Entity(_) => Reply::Entity(Err(why)),
-        Request::Recall(r) => Reply::Recall(Box::new(RecallResponse::unavailable(r, &why))),
+        Request::Recall(r) => Reply::Recall(
+            Box::new(RecallResponse::unavailable(r, &why)),
+            HashMap::new(),
+        ),
     }
 }
 
@@ -607,4 +615,30 @@ fn redact_episode(mut e: MemoryEpisode) -> MemoryEpisode {
     e.summary_nl = redact(&e.summary_nl).into_owned();
     e.resolution_nl = redact(&e.resolution_nl).into_owned();
     e
+}
+
+/// The files each recalled incident pointed at: code units of its implicated services.
+async fn code_of(
+    store: Arc<dyn MemoryStore>,
+    response: &RecallResponse,
+) -> HashMap<String, Vec<crate::learning::CodeUnit>> {
+    let as_of = crate::model::AsOf {
+        valid_at: response.valid_at,
+        known_at: response.known_at,
+    };
+    let fps: Vec<String> = response
+        .results
+        .iter()
+        .map(|r| r.fingerprint.clone())
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        fps.into_iter()
+            .filter_map(|fp| {
+                let units = store.episode_code_units(&fp, &as_of).ok()?;
+                (!units.is_empty()).then_some((fp, units))
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
 }

@@ -55,6 +55,39 @@ impl BatchBuilder {
         Ok(())
     }
 
+    /// Adds code units; one repeated exactly is folded, one that names another owner for
+    /// the same file is an error.
+    pub fn push_code_unit(
+        &mut self,
+        origin: String,
+        field: String,
+        unit: crate::learning::CodeUnit,
+    ) -> Result<(), IngestError> {
+        match self
+            .batch
+            .code_units
+            .iter()
+            .find(|(_, u)| u.embedding_ref == unit.embedding_ref)
+        {
+            Some((_, u)) if *u == unit => {
+                self.duplicates += 1;
+                Ok(())
+            }
+            Some((first, u)) => Err(IngestError::new(
+                origin,
+                field,
+                format!(
+                    "{}|{} is owned by service {:?} in {first}; expected one owner per file",
+                    unit.repo, unit.path, u.service
+                ),
+            )),
+            None => {
+                self.batch.code_units.push((origin, unit));
+                Ok(())
+            }
+        }
+    }
+
     pub fn finish(self) -> Prepared {
         Prepared {
             batch: self.batch,

@@ -38,6 +38,23 @@ pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, 
                 continue;
             }
         };
+        if let Some(units) = record::code_units_record(&value) {
+            match units {
+                Ok(units) => {
+                    for (field, unit) in units {
+                        if let Err(e) = builder.push_code_unit(origin.clone(), field, unit) {
+                            errors.push(e);
+                        }
+                    }
+                }
+                Err(field_errors) => errors.extend(
+                    field_errors
+                        .into_iter()
+                        .map(|f| IngestError::new(origin.clone(), f.field, f.message)),
+                ),
+            }
+            continue;
+        }
         match parse_record(&value) {
             Ok(draft) => {
                 if let Err(e) = builder.push(origin, draft, now) {

@@ -535,3 +535,51 @@ pub fn parse_skill(
         last_used,
     })
 }
+
+const CODE_UNIT_FIELDS: &[&str] = &["repo", "path", "service"];
+
+/// A `{"code_units": [{"repo", "path", "service"}]}` record, or `None` for an episode record.
+#[allow(clippy::type_complexity)]
+pub fn code_units_record(
+    value: &Value,
+) -> Option<Result<Vec<(String, crate::learning::CodeUnit)>, Vec<FieldError>>> {
+    let map = value.as_object()?;
+    if !map.contains_key("code_units") || map.contains_key("incident_fingerprint") {
+        return None;
+    }
+    let mut errors = Vec::new();
+    let mut units = Vec::new();
+    let Some(mut f) = Fields::new(String::new(), value, &["code_units"], &mut errors) else {
+        return Some(Err(errors));
+    };
+    let items = f.array("code_units");
+    drop(f);
+    for (i, item) in items.iter().enumerate() {
+        let prefix = format!("code_units[{i}]");
+        let Some(mut f) = Fields::new(prefix.clone(), item, CODE_UNIT_FIELDS, &mut errors) else {
+            continue;
+        };
+        let repo = f.string("repo", true, true);
+        let path = f.string("path", true, true);
+        let service = f.string("service", true, true);
+        drop(f);
+        if let (Some(repo), Some(path), Some(service)) = (repo, path, service) {
+            if repo.contains('|') {
+                errors.push(FieldError {
+                    field: format!("{prefix}.repo"),
+                    message: "contains '|'; expected a repository name without it (the join key is repo|path)".into(),
+                });
+                continue;
+            }
+            units.push((
+                prefix,
+                crate::learning::CodeUnit::new(&repo, &path, &service),
+            ));
+        }
+    }
+    Some(if errors.is_empty() {
+        Ok(units)
+    } else {
+        Err(errors)
+    })
+}

@@ -7,7 +7,7 @@ mod write;
 
 use serde::Serialize;
 
-use crate::learning::{Lesson, Skill, SkillDraft};
+use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
 pub use error::StoreError;
@@ -103,6 +103,35 @@ pub trait MemoryStore: Send + Sync {
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;
+
+    /// The code units a service owns (by the `entity_ref` of its `service:` entity).
+    fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {
+        let _ = service;
+        Ok(Vec::new())
+    }
+
+    /// The code unit behind a vector point id, and so its owning service.
+    fn code_unit(&self, embedding_ref: &str) -> Result<Option<CodeUnit>, StoreError> {
+        let _ = embedding_ref;
+        Ok(None)
+    }
+
+    /// The code units of the services an episode implicated with facts valid at `as_of`.
+    fn episode_code_units(
+        &self,
+        fingerprint: &str,
+        as_of: &crate::model::AsOf,
+    ) -> Result<Vec<CodeUnit>, StoreError> {
+        let mut units = Vec::new();
+        for fact in self.facts(fingerprint)? {
+            if fact.entity.entity_type == "service" && as_of.fact_valid(&fact) {
+                units.extend(self.code_units_of_service(&fact.entity.entity_ref)?);
+            }
+        }
+        units.sort();
+        units.dedup();
+        Ok(units)
+    }
 
     /// Every version of every skill.
     fn skills(&self) -> Result<Vec<Skill>, StoreError> {

@@ -49,6 +49,8 @@ pub struct BatchItem {
 #[derive(Clone, Debug, Default)]
 pub struct WriteBatch {
     pub items: Vec<BatchItem>,
+    /// Code units to record, each with where it came from.
+    pub code_units: Vec<(String, crate::learning::CodeUnit)>,
 }
 
 /// What a batch changed.
@@ -62,4 +64,5 @@ pub struct ApplyReport {
     pub closed_facts: usize,
     pub new_supersessions: usize,
     pub new_skill_versions: usize,
+    pub new_code_units: usize,
 }

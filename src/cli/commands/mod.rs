@@ -2,6 +2,7 @@ pub mod bench;
 pub mod bench_explorer;
 pub mod bench_recall;
 pub mod check;
+pub mod code;
 pub mod demo;
 pub mod eval;
 pub mod facts;

@@ -91,6 +91,8 @@ pub struct RecallState {
     pub response: Option<RecallResponse>,
     pub running: bool,
     pub cursor: Cursor,
+    /// The code units each result's implicated services own.
+    pub files: std::collections::HashMap<String, Vec<crate::learning::CodeUnit>>,
 }
 
 pub struct App {
@@ -189,6 +191,7 @@ impl App {
                 response: None,
                 running: false,
                 cursor: Cursor::default(),
+                files: Default::default(),
             },
             search: TextArea::default(),
             palette: TextArea::default(),

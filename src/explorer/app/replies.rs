@@ -98,8 +98,9 @@ impl App {
                 self.entity_cursor.set(self.entity_cursor.index, len);
             }
             Reply::Entity(Err(e)) => self.store_error(e),
-            Reply::Recall(response) => {
+            Reply::Recall(response, files) => {
                 self.recall.running = false;
+                self.recall.files = files;
                 let len = response.results.len();
                 self.recall.response = Some(*response);
                 self.recall.cursor.set(self.recall.cursor.index, len);

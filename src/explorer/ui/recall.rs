@@ -160,7 +160,20 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         );
     }
     if let Some(res) = response.results.get(r.cursor.index) {
-        frame.render_widget(Paragraph::new(explanation(res)).style(t.muted()), explain);
+        let mut lines = explanation(res);
+        if let Some(units) = r.files.get(&res.fingerprint) {
+            let files: Vec<String> = units
+                .iter()
+                .map(|u| format!("{}:{}", u.repo, u.path))
+                .collect();
+            if let Some(second) = lines.get_mut(1) {
+                second.spans.push(ratatui::text::Span::raw(format!(
+                    " · files {}",
+                    files.join(", ")
+                )));
+            }
+        }
+        frame.render_widget(Paragraph::new(lines).style(t.muted()), explain);
     }
 }
 

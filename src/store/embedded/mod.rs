@@ -64,6 +64,9 @@ impl EmbeddedStore {
         let skills_missing = matches!(
             read.open_table(tables::SKILLS),
             Err(TableError::TableDoesNotExist(_))
+        ) || matches!(
+            read.open_table(tables::CODE_UNITS),
+            Err(TableError::TableDoesNotExist(_))
         );
         drop(read);
         if lessons == episodes && !skills_missing {
@@ -73,6 +76,9 @@ impl EmbeddedStore {
         {
             let drafts = txn.open_table(tables::DRAFTS).map_err(backend)?;
             txn.open_table(tables::SKILLS).map_err(backend)?;
+            txn.open_table(tables::CODE_UNITS).map_err(backend)?;
+            txn.open_multimap_table(tables::SERVICE_CODE)
+                .map_err(backend)?;
             let mut table = txn.open_table(tables::LESSONS).map_err(backend)?;
             for row in drafts.iter().map_err(backend)? {
                 let (fp, bytes) = row.map_err(backend)?;

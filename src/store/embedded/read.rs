@@ -4,7 +4,7 @@ use redb::{ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetada
 
 use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
-use crate::learning::{Lesson, Skill, SkillDraft};
+use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{
     ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
@@ -66,6 +66,31 @@ impl MemoryStore for EmbeddedStore {
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
         Self::episode_in(&self.read()?, fingerprint)
+    }
+
+    fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {
+        let txn = self.read()?;
+        let index = txn.open_multimap_table(SERVICE_CODE).map_err(backend)?;
+        let units = txn.open_table(CODE_UNITS).map_err(backend)?;
+        let mut out = Vec::new();
+        for key in index.get(service).map_err(backend)? {
+            let key = key.map_err(backend)?;
+            let key = key.value();
+            if let Some(v) = units.get(key).map_err(backend)? {
+                out.push(decode("code_units", key.as_bytes(), v.value())?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn code_unit(&self, embedding_ref: &str) -> Result<Option<CodeUnit>, StoreError> {
+        let txn = self.read()?;
+        let units = txn.open_table(CODE_UNITS).map_err(backend)?;
+        units
+            .get(embedding_ref)
+            .map_err(backend)?
+            .map(|v| decode("code_units", embedding_ref.as_bytes(), v.value()))
+            .transpose()
     }
 
     fn skills(&self) -> Result<Vec<Skill>, StoreError> {

@@ -40,6 +40,11 @@ pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters"
 pub const LESSONS: TableDefinition<&str, &[u8]> = TableDefinition::new("lessons");
 /// `name \0 version` (zero-padded) → one version of a skill (JSON); never rewritten.
 pub const SKILLS: TableDefinition<&str, &[u8]> = TableDefinition::new("skills");
+/// embedding_ref → code unit (JSON).
+pub const CODE_UNITS: TableDefinition<&str, &[u8]> = TableDefinition::new("code_units");
+/// service entity_ref → embedding_ref of each code unit it owns.
+pub const SERVICE_CODE: MultimapTableDefinition<&str, &str> =
+    MultimapTableDefinition::new("service_code");
 pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
 
 /// META key: the latest knowledge time written, in ms.
@@ -66,6 +71,8 @@ pub fn create_all(db: &Database) -> Result<(), StoreError> {
         txn.open_table(COUNTERS).map_err(backend)?;
         txn.open_table(LESSONS).map_err(backend)?;
         txn.open_table(SKILLS).map_err(backend)?;
+        txn.open_table(CODE_UNITS).map_err(backend)?;
+        txn.open_multimap_table(SERVICE_CODE).map_err(backend)?;
         let mut meta = txn.open_table(META).map_err(backend)?;
         meta.insert("schema_version", SCHEMA_VERSION)
             .map_err(backend)?;

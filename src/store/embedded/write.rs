@@ -4,7 +4,7 @@ use serde::Serialize;
 use super::read::decode;
 use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
-use crate::learning::{Skill, SkillDraft};
+use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession, Timestamp};
 use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch};
 
@@ -23,6 +23,8 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
         episodes: txn.open_table(EPISODES).map_err(backend)?,
         lessons: txn.open_table(LESSONS).map_err(backend)?,
         skills: txn.open_table(SKILLS).map_err(backend)?,
+        code_units: txn.open_table(CODE_UNITS).map_err(backend)?,
+        service_code: txn.open_multimap_table(SERVICE_CODE).map_err(backend)?,
         drafts: txn.open_table(DRAFTS).map_err(backend)?,
         entities: txn.open_table(ENTITIES).map_err(backend)?,
         facts: txn.open_table(FACTS).map_err(backend)?,
@@ -54,6 +56,11 @@ fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, S
     for item in &batch.items {
         t.write_supersessions(item, &mut report)?;
     }
+    for (origin, unit) in &batch.code_units {
+        if t.write_code_unit(origin, unit)? {
+            report.new_code_units += 1;
+        }
+    }
     t.flush_counts()?;
     if t.newest > t.high_water {
         meta.insert(KNOWLEDGE_HIGH_WATER, t.newest.to_string().as_str())
@@ -84,6 +91,8 @@ struct Tables<'t> {
     counters: Table<'t, &'static str, u64>,
     lessons: Table<'t, &'static str, &'static [u8]>,
     skills: Table<'t, &'static str, &'static [u8]>,
+    code_units: Table<'t, &'static str, &'static [u8]>,
+    service_code: redb::MultimapTable<'t, &'static str, &'static str>,
     pending: Counts,
     /// The latest knowledge time recorded before this batch: nothing may be written before it.
     high_water: i64,
@@ -143,6 +152,37 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
 }
 
 impl Tables<'_> {
+    /// Records a code unit once; another owner for the same file is refused.
+    fn write_code_unit(&mut self, origin: &str, unit: &CodeUnit) -> Result<bool, StoreError> {
+        let key = unit.embedding_ref.as_str();
+        let stored: Option<CodeUnit> = self
+            .code_units
+            .get(key)
+            .map_err(backend)?
+            .map(|v| decode("code_units", key.as_bytes(), v.value()))
+            .transpose()?;
+        match stored {
+            Some(s) if s == *unit => Ok(false),
+            Some(s) => Err(StoreError::rejected(
+                origin,
+                "code_units",
+                format!(
+                    "{}|{} is already recorded as owned by service {:?}; code units are never overwritten",
+                    unit.repo, unit.path, s.service
+                ),
+            )),
+            None => {
+                self.code_units
+                    .insert(key, encode(unit)?.as_slice())
+                    .map_err(backend)?;
+                self.service_code
+                    .insert(unit.service.as_str(), key)
+                    .map_err(backend)?;
+                Ok(true)
+            }
+        }
+    }
+
     /// Writes the skill's next version unless it would say the same as the latest.
     fn write_skill(
         &mut self,
