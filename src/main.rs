@@ -15,9 +15,11 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(report) => {
-            eprintln!("error: {report}");
+            let shown = report.to_string();
+            eprintln!("error: {}", strata::redact::redact(&shown));
             for cause in report.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let cause = cause.to_string();
+                eprintln!("  caused by: {}", strata::redact::redact(&cause));
             }
             ExitCode::FAILURE
         }

@@ -128,6 +128,7 @@ fn as_of_stepping_changes_fact_states_on_both_axes() {
         line.contains("valid") && !line.contains("invalidated"),
         "{screen}"
     );
+    insta::assert_snapshot!("facts_before_the_supersession_200x50", screen);
 
     // Back to now on valid time, but knowledge from before the invalidation was recorded.
     let unknown = link.ingested_at.plus_millis(-1);
@@ -208,6 +209,7 @@ fn lineage_drill_down_and_back() {
     };
     play(&mut s, &format!("{down}Key Enter\nWaitIdle\n"));
     assert_eq!(s.app().selected.as_deref(), Some(link.prior.as_str()));
+    insta::assert_snapshot!("lineage_followed_200x60", s.text().unwrap());
     play(&mut s, "Key Esc\nWaitIdle\n");
     assert_eq!(s.app().selected.as_deref(), Some(link.episode.as_str()));
 }

@@ -149,3 +149,17 @@ fn the_lesson_command_shows_state_and_json() {
     assert_eq!(json["state"], "current");
     assert_eq!(json["episode"], "INC-0268");
 }
+
+#[test]
+fn a_fact_ended_at_ingest_does_not_supersede_the_lesson() {
+    let (_dir, store) = common::temp_store();
+    let mut r = common::record("INC-E", "2026-01-01T00:00:00Z");
+    r["resolved_by"] = serde_json::json!([{"entity_type": "change", "entity_ref": "cfg-1", "t_invalid": "2026-01-05T00:00:00Z"}]);
+    common::ingest_at(&store, &[r], "2026-01-02T00:00:00Z").unwrap();
+    let view = lesson_as_of(&store, "INC-E", AsOf::now(ts("2026-12-01T00:00:00Z"))).unwrap();
+    assert_eq!(
+        view.state,
+        LessonState::Current,
+        "ended by its own record, not superseded"
+    );
+}

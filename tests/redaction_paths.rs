@@ -50,7 +50,26 @@ fn raw_store() -> tempfile::TempDir {
     )
     .unwrap();
     prepared.batch.items[0].draft.summary_nl = SECRET_SUMMARY.to_string();
+    prepared.batch.code_units.push((
+        "raw".into(),
+        strata::learning::CodeUnit::new("acme/ops", "hosts/10.20.30.40.conf", "authelia"),
+    ));
     store.apply(&prepared.batch).unwrap();
+    store
+        .add_skills(
+            &[strata::learning::SkillDraft {
+                name: "page-oncall".into(),
+                trigger_entities: vec!["service:authelia".parse().unwrap()],
+                steps: vec!["call alice.ops@example.com at +1 415 555 0100".into()],
+                episodes: Vec::new(),
+                applied: None,
+                succeeded: None,
+                outcome_succeeded: None,
+                last_used: None,
+            }],
+            ts("2026-02-02T00:00:00Z"),
+        )
+        .unwrap();
     assert_eq!(
         store.episode("INC-RAW").unwrap().unwrap().summary_nl,
         SECRET_SUMMARY
@@ -65,13 +84,19 @@ fn the_cli_redacts_tables_and_json_on_the_way_out() {
     for args in [
         vec!["timeline"],
         vec!["timeline", "--json"],
+        vec!["skills"],
+        vec!["skills", "--json"],
+        vec!["code", "--service", "authelia", "--json"],
         vec!["recall", "login failing with 401", "--json"],
         vec!["recall", "login failing with 401"],
     ] {
         let out = strata(dir.path(), &args);
         assert!(out.status.success(), "{args:?}: {}", common::stderr(&out));
         let text = stdout(&out);
-        assert!(text.contains("INC-RAW"), "{args:?}: {text}");
+        assert!(
+            text.contains("INC-RAW") || text.contains("page-oncall") || text.contains("acme/ops"),
+            "{args:?}: {text}"
+        );
         assert!(!redactor.finds_secret(&text), "{args:?} leaked:\n{text}");
         assert!(
             !text.contains("hunter2") && !text.contains("alice.ops"),
@@ -86,8 +111,20 @@ fn the_explorer_redacts_what_it_draws() {
     let mut s = explorer(dir.path(), 200, 50);
     let screen = play(
         &mut s,
-        "WaitIdle\nAction select INC-RAW\nWaitIdle\nAction recall.seed\nWaitIdle\n",
+        "WaitIdle\nAction select INC-RAW\nWaitIdle\nAction recall.seed\nWaitIdle\nAction focus.lessons\nAction zoom\n",
     );
+    assert!(
+        screen.contains("skill page-oncall") && screen.contains("call <email>"),
+        "{screen}"
+    );
+    assert!(!Redactor::new().finds_secret(&screen), "leaked:\n{screen}");
+    let recall = play(&mut s, "Action zoom\nAction focus.recall\nAction zoom\n");
+    assert!(
+        recall.contains("files acme/ops:hosts/<ipv4>.conf"),
+        "{recall}"
+    );
+    assert!(!Redactor::new().finds_secret(&recall), "leaked:\n{recall}");
+    let screen = play(&mut s, "Action zoom\nAction focus.facts\n");
     assert!(screen.contains("<email>"), "{screen}");
     assert!(!Redactor::new().finds_secret(&screen), "leaked:\n{screen}");
     assert!(!screen.contains("hunter2"));

@@ -169,3 +169,49 @@ fn recall_suggests_skills_whose_triggers_the_results_share() {
         "no skill was known then: {r}"
     );
 }
+
+#[test]
+fn guards_on_skill_versions() {
+    let (_dir, store) = temp_store();
+    // A first version from an episode needs triggers and steps.
+    let mut a = record("INC-A", "2026-01-01T00:00:00Z");
+    a["skills"] = json!([{"name": "typo"}]);
+    let err = ingest_at(&store, &[a], "2026-01-02T00:00:00Z")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("first version needs trigger_entities and steps"),
+        "{err}"
+    );
+    assert!(store.skills().unwrap().is_empty());
+    // Knowledge time only moves forward.
+    ingest_at(
+        &store,
+        &[record("INC-B", "2026-02-01T00:00:00Z")],
+        "2026-02-02T00:00:00Z",
+    )
+    .unwrap();
+    let draft: strata::learning::SkillDraft = serde_json::from_str(
+        r#"{"name":"x","trigger_entities":[{"entity_type":"service","entity_ref":"a"}],"steps":["s"],"applied":1,"succeeded":1}"#,
+    )
+    .unwrap();
+    let err = store
+        .add_skills(std::slice::from_ref(&draft), ts("2026-01-01T00:00:00Z"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("knowledge time only moves forward"), "{err}");
+    assert_eq!(
+        store
+            .add_skills(&[draft], ts("2026-03-01T00:00:00Z"))
+            .unwrap(),
+        1
+    );
+    // succeeded never exceeds applied.
+    let more: strata::learning::SkillDraft =
+        serde_json::from_str(r#"{"name":"x","succeeded":5}"#).unwrap();
+    store
+        .add_skills(&[more], ts("2026-03-02T00:00:00Z"))
+        .unwrap();
+    let now = current(&store.skills().unwrap(), ts("2026-12-01T00:00:00Z"));
+    assert_eq!((now[0].applied, now[0].succeeded), (1, 1));
+}

@@ -335,6 +335,14 @@ async fn serve(
                                         result.summary = redact(&result.summary).into_owned();
                                     }
                                     response.query = redact(&response.query).into_owned();
+                                    for s in &mut response.skills {
+                                        s.name = redact(&s.name).into_owned();
+                                        s.shared = s
+                                            .shared
+                                            .iter()
+                                            .map(|x| redact(x).into_owned())
+                                            .collect();
+                                    }
                                     let files = code_of(store.clone(), &response).await;
                                     Reply::Recall(Box::new(response), files)
                                 }
@@ -551,13 +559,27 @@ fn episode(
     };
     let lesson = store.lesson(fp)?.map(|mut l| {
         l.text = redact(&l.text).into_owned();
+        l.cites = l.cites.iter().map(|c| redact(c).into_owned()).collect();
         l
     });
     let facts = store.facts(fp)?;
-    let skills = store
-        .skills()?
-        .into_iter()
+    // Every version of the skills whose triggers, in any version, touch the episode: the
+    // pane picks the version current at K before matching.
+    let versions = store.skills()?;
+    let touched: std::collections::BTreeSet<&str> = versions
+        .iter()
         .filter(|s| facts.iter().any(|f| s.trigger_entities.contains(&f.entity)))
+        .map(|s| s.name.as_str())
+        .collect();
+    let skills = versions
+        .iter()
+        .filter(|s| touched.contains(s.name.as_str()))
+        .cloned()
+        .map(|mut s| {
+            s.name = redact(&s.name).into_owned();
+            s.steps = s.steps.iter().map(|x| redact(x).into_owned()).collect();
+            s
+        })
         .collect();
     Ok(Some(EpisodeDetail {
         lesson,
@@ -634,7 +656,16 @@ async fn code_of(
     tokio::task::spawn_blocking(move || {
         fps.into_iter()
             .filter_map(|fp| {
-                let units = store.episode_code_units(&fp, &as_of).ok()?;
+                let units: Vec<crate::learning::CodeUnit> = store
+                    .episode_code_units(&fp, &as_of)
+                    .ok()?
+                    .into_iter()
+                    .map(|mut u| {
+                        u.repo = redact(&u.repo).into_owned();
+                        u.path = redact(&u.path).into_owned();
+                        u
+                    })
+                    .collect();
                 (!units.is_empty()).then_some((fp, units))
             })
             .collect()

@@ -458,7 +458,10 @@ pub fn parse_skill(
         out
     };
     let triggers = strings(&mut f, "trigger_entities");
-    let steps = strings(&mut f, "steps");
+    let steps: Vec<String> = strings(&mut f, "steps")
+        .into_iter()
+        .map(|s| crate::redact::redact(&s).into_owned())
+        .collect();
     let episodes = if in_file {
         strings(&mut f, "episodes")
     } else {

@@ -124,7 +124,8 @@ pub struct LessonView {
 }
 
 impl LessonView {
-    /// The lesson at (V, K): superseded once a fact it cites is invalidated at V as known at K.
+    /// The lesson at (V, K): superseded once a later episode's supersession has closed a fact
+    /// it cites, at V as known at K.
     pub fn at(
         lesson: Lesson,
         episode_ingested_at: Timestamp,
@@ -146,6 +147,7 @@ impl LessonView {
                 lesson
                     .cites
                     .contains(&format!("{} {}", f.relation, f.entity))
+                    && f.superseded_by.is_some()
                     && as_of.fact_state(f) == FactState::Invalidated
             })
             .min_by_key(|f| (f.t_invalid, f.expired_at));

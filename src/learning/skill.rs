@@ -99,7 +99,7 @@ impl Skill {
             steps: keep_or(&draft.steps, previous.map(|p| &p.steps)),
             episodes,
             applied,
-            succeeded: succeeded.min(applied.max(succeeded)),
+            succeeded: succeeded.min(applied),
             last_used,
             recorded_at,
         }

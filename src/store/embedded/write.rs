@@ -128,6 +128,28 @@ impl EmbeddedStore {
         let txn = self.db.begin_write().map_err(backend)?;
         let mut written = 0;
         {
+            // Knowledge time only moves forward, for skills as for episodes.
+            let mut meta = txn.open_table(META).map_err(backend)?;
+            let high_water: i64 = meta
+                .get(KNOWLEDGE_HIGH_WATER)
+                .map_err(backend)?
+                .and_then(|v| v.value().parse().ok())
+                .unwrap_or(i64::MIN);
+            if recorded_at.millis() < high_water {
+                return Err(StoreError::rejected(
+                    "skills",
+                    "recorded_at",
+                    format!(
+                        "{recorded_at} is before {}, when this store last recorded anything; knowledge time only moves forward",
+                        Timestamp::from_millis(high_water)
+                    ),
+                ));
+            }
+            meta.insert(
+                KNOWLEDGE_HIGH_WATER,
+                recorded_at.millis().to_string().as_str(),
+            )
+            .map_err(backend)?;
             let mut table = txn.open_table(SKILLS).map_err(backend)?;
             for draft in drafts {
                 let latest = latest_skill(&table, &draft.name)?;
@@ -186,11 +208,22 @@ impl Tables<'_> {
     /// Writes the skill's next version unless it would say the same as the latest.
     fn write_skill(
         &mut self,
+        origin: &str,
         draft: &SkillDraft,
         episode: Option<(&str, Timestamp)>,
         recorded_at: Timestamp,
     ) -> Result<bool, StoreError> {
         let latest = latest_skill(&self.skills, &draft.name)?;
+        if latest.is_none() && (draft.trigger_entities.is_empty() || draft.steps.is_empty()) {
+            return Err(StoreError::rejected(
+                origin,
+                "skills",
+                format!(
+                    "skill {:?} is not stored yet; its first version needs trigger_entities and steps",
+                    draft.name
+                ),
+            ));
+        }
         let next = Skill::next(latest.as_ref(), draft, episode, recorded_at);
         if latest.as_ref().is_some_and(|l| l.same_content(&next)) {
             return Ok(false);
@@ -274,7 +307,12 @@ impl Tables<'_> {
             .insert(fp, encode(&lesson)?.as_slice())
             .map_err(backend)?;
         for skill in &d.skills {
-            if self.write_skill(skill, Some((fp, d.concluded_at)), item.ingested_at)? {
+            if self.write_skill(
+                &item.origin,
+                skill,
+                Some((fp, d.concluded_at)),
+                item.ingested_at,
+            )? {
                 report.new_skill_versions += 1;
             }
         }
@@ -521,7 +559,9 @@ fn first_difference(stored: &EpisodeDraft, new: &EpisodeDraft) -> &'static str {
         "provenance"
     } else if stored.facts != new.facts {
         "mentions/resolved_by"
-    } else {
+    } else if stored.supersedes != new.supersedes {
         "supersedes"
+    } else {
+        "skills"
     }
 }
