@@ -67,6 +67,13 @@ pub(crate) fn validate_ref(r: &str) -> Result<(), EntityKeyError> {
     Ok(())
 }
 
+impl EntityKey {
+    /// The `TYPE:REF` form that flags and queries take (`Display` gives the stored key).
+    pub fn flag_form(&self) -> String {
+        format!("{}:{}", self.entity_type, self.entity_ref)
+    }
+}
+
 impl fmt::Display for EntityKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}|{}", self.entity_type, self.entity_ref)

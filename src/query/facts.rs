@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use super::QueryError;
+use super::{QueryError, known_episode};
 use crate::model::{AsOf, FactEdge, FactState, Timestamp};
 use crate::store::MemoryStore;
 
@@ -56,16 +56,7 @@ pub fn facts_as_of(
     fingerprint: &str,
     as_of: AsOf,
 ) -> Result<FactsReport, QueryError> {
-    let episode = store
-        .episode(fingerprint)?
-        .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;
-    if !as_of.knows(episode.ingested_at) {
-        return Err(QueryError::NotYetKnown {
-            fingerprint: fingerprint.to_string(),
-            known_at: as_of.known_at,
-            recorded_at: episode.ingested_at,
-        });
-    }
+    known_episode(store, fingerprint, &as_of)?;
     let facts = store
         .facts(fingerprint)?
         .iter()

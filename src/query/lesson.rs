@@ -1,4 +1,4 @@
-use super::QueryError;
+use super::{QueryError, known_episode};
 use crate::learning::LessonView;
 use crate::model::AsOf;
 use crate::store::MemoryStore;
@@ -10,16 +10,7 @@ pub fn lesson_as_of(
     fingerprint: &str,
     as_of: AsOf,
 ) -> Result<LessonView, QueryError> {
-    let episode = store
-        .episode(fingerprint)?
-        .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;
-    if !as_of.knows(episode.ingested_at) {
-        return Err(QueryError::NotYetKnown {
-            fingerprint: fingerprint.to_string(),
-            known_at: as_of.known_at,
-            recorded_at: episode.ingested_at,
-        });
-    }
+    let episode = known_episode(store, fingerprint, &as_of)?;
     let lesson = store
         .lesson(fingerprint)?
         .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;

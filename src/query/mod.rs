@@ -24,3 +24,22 @@ pub enum QueryError {
     #[error(transparent)]
     Store(#[from] StoreError),
 }
+
+/// The episode, if it exists and was already recorded at `as_of.known_at`.
+fn known_episode(
+    store: &dyn crate::store::MemoryStore,
+    fingerprint: &str,
+    as_of: &crate::model::AsOf,
+) -> Result<crate::model::MemoryEpisode, QueryError> {
+    let episode = store
+        .episode(fingerprint)?
+        .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;
+    if !as_of.knows(episode.ingested_at) {
+        return Err(QueryError::NotYetKnown {
+            fingerprint: fingerprint.to_string(),
+            known_at: as_of.known_at,
+            recorded_at: episode.ingested_at,
+        });
+    }
+    Ok(episode)
+}

@@ -167,11 +167,7 @@ impl RecallEngine {
         let skills = self.suggest_skills(&results, request.as_of).await;
         RecallResponse {
             query: request.text.clone(),
-            entities: request
-                .entities
-                .iter()
-                .map(|e| format!("{}:{}", e.entity_type, e.entity_ref))
-                .collect(),
+            entities: request.entities.iter().map(EntityKey::flag_form).collect(),
             valid_at: request.as_of.valid_at,
             known_at: request.as_of.known_at,
             k: request.k,
@@ -223,7 +219,7 @@ impl RecallEngine {
                     entry.results.push(position);
                     entry.matches += shared.len();
                     for e in shared {
-                        let e = format!("{}:{}", e.entity_type, e.entity_ref);
+                        let e = e.flag_form();
                         if !entry.shared.contains(&e) {
                             entry.shared.push(e);
                         }

@@ -2,7 +2,7 @@ use serde::Serialize;
 
 use super::fusion::{FusionPolicy, OrderKey, PerLeg};
 use super::leg::Leg;
-use crate::model::Timestamp;
+use crate::model::{EntityKey, Timestamp};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -137,11 +137,7 @@ impl RecallResponse {
         };
         RecallResponse {
             query: request.text.clone(),
-            entities: request
-                .entities
-                .iter()
-                .map(|e| format!("{}:{}", e.entity_type, e.entity_ref))
-                .collect(),
+            entities: request.entities.iter().map(EntityKey::flag_form).collect(),
             valid_at: request.as_of.valid_at,
             known_at: request.as_of.known_at,
             k: request.k,
