@@ -25,19 +25,37 @@ pub fn prepare_file(path: &Path, now: Timestamp) -> Result<Prepared, IngestFailu
     prepare_text(&path.display().to_string(), &text, now)
 }
 
-/// Validates `text` (named `name` in errors) into a batch.
-pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, IngestFailure> {
-    let mut builder = BatchBuilder::new();
+/// Runs `each` on every record of `text` that is valid JSON, with its origin; unreadable
+/// records and whatever `each` reports are collected as errors.
+fn for_each_record(
+    name: &str,
+    text: &str,
+    mut each: impl FnMut(String, serde_json::Value, &mut Vec<IngestError>),
+) -> Vec<IngestError> {
     let mut errors = Vec::new();
     for raw in split_records(text) {
         let origin = raw.location.describe(name);
-        let value = match raw.value {
-            Ok(v) => v,
-            Err(message) => {
-                errors.push(IngestError::new(origin, "-", message));
-                continue;
-            }
-        };
+        match raw.value {
+            Ok(value) => each(origin, value, &mut errors),
+            Err(message) => errors.push(IngestError::new(origin, "-", message)),
+        }
+    }
+    errors
+}
+
+fn located(
+    origin: &str,
+    field_errors: Vec<record::FieldError>,
+) -> impl Iterator<Item = IngestError> {
+    field_errors
+        .into_iter()
+        .map(move |f| IngestError::new(origin.to_string(), f.field, f.message))
+}
+
+/// Validates `text` (named `name` in errors) into a batch.
+pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, IngestFailure> {
+    let mut builder = BatchBuilder::new();
+    let errors = for_each_record(name, text, |origin, value, errors| {
         if let Some(units) = record::code_units_record(&value) {
             match units {
                 Ok(units) => {
@@ -47,13 +65,9 @@ pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, 
                         }
                     }
                 }
-                Err(field_errors) => errors.extend(
-                    field_errors
-                        .into_iter()
-                        .map(|f| IngestError::new(origin.clone(), f.field, f.message)),
-                ),
+                Err(field_errors) => errors.extend(located(&origin, field_errors)),
             }
-            continue;
+            return;
         }
         match parse_record(&value) {
             Ok(draft) => {
@@ -61,13 +75,9 @@ pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, 
                     errors.push(e);
                 }
             }
-            Err(field_errors) => errors.extend(
-                field_errors
-                    .into_iter()
-                    .map(|f| IngestError::new(origin.clone(), f.field, f.message)),
-            ),
+            Err(field_errors) => errors.extend(located(&origin, field_errors)),
         }
-    }
+    });
     if errors.is_empty() {
         Ok(builder.finish())
     } else {
@@ -82,16 +92,7 @@ pub fn prepare_skills(
     text: &str,
 ) -> Result<Vec<crate::learning::SkillDraft>, IngestFailure> {
     let mut drafts: Vec<crate::learning::SkillDraft> = Vec::new();
-    let mut errors = Vec::new();
-    for raw in split_records(text) {
-        let origin = raw.location.describe(name);
-        let value = match raw.value {
-            Ok(v) => v,
-            Err(message) => {
-                errors.push(IngestError::new(origin, "-", message));
-                continue;
-            }
-        };
+    let errors = for_each_record(name, text, |origin, value, errors| {
         let mut field_errors = Vec::new();
         let parsed = record::parse_skill(
             String::new(),
@@ -100,11 +101,7 @@ pub fn prepare_skills(
             &mut field_errors,
         );
         if !field_errors.is_empty() {
-            errors.extend(
-                field_errors
-                    .into_iter()
-                    .map(|f| IngestError::new(origin.clone(), f.field, f.message)),
-            );
+            errors.extend(located(&origin, field_errors));
         } else if let Some(d) = parsed {
             if drafts.iter().any(|o| o.name == d.name) {
                 errors.push(IngestError::new(
@@ -119,7 +116,7 @@ pub fn prepare_skills(
                 drafts.push(d);
             }
         }
-    }
+    });
     if errors.is_empty() {
         Ok(drafts)
     } else {
