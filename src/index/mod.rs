@@ -4,6 +4,7 @@
 
 pub mod bm25;
 mod error;
+pub mod qdrant;
 mod sync;
 pub mod vectors;
 

@@ -3,6 +3,7 @@
 
 pub mod embedded;
 mod error;
+pub mod falkordb;
 mod write;
 
 use serde::Serialize;
@@ -25,6 +26,15 @@ pub struct EntityLink {
     pub episode_concluded_at: Timestamp,
     pub episode_ingested_at: Timestamp,
     pub episode_t_valid: Timestamp,
+}
+
+/// An episode the graph walk reached: at which hop, through how many distinct entities.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WalkHit {
+    pub fingerprint: String,
+    pub hop: u8,
+    pub shared: usize,
+    pub concluded_at: Timestamp,
 }
 
 /// A page of the timeline, newest `concluded_at` first.
@@ -103,6 +113,20 @@ pub trait MemoryStore: Send + Sync {
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;
+
+    /// The graph leg's walk (hop 1 from `seeds`, hop 2 through shared entities of at most
+    /// `hub_facts` valid facts and through lineage, when hop 1 found fewer than `limit`), for
+    /// stores that run it next to the data. `None`: the leg walks [`Self::entity_links`] itself.
+    fn walk(
+        &self,
+        seeds: &[EntityKey],
+        as_of: &crate::model::AsOf,
+        hub_facts: usize,
+        limit: usize,
+    ) -> Result<Option<Vec<WalkHit>>, StoreError> {
+        let _ = (seeds, as_of, hub_facts, limit);
+        Ok(None)
+    }
 
     /// The code units a service owns (by the `entity_ref` of its `service:` entity).
     fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {

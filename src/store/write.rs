@@ -66,3 +66,26 @@ pub struct ApplyReport {
     pub new_skill_versions: usize,
     pub new_code_units: usize,
 }
+
+impl EpisodeDraft {
+    /// The first field in which `new` differs from this stored draft, for rejection messages.
+    pub fn first_difference(&self, new: &EpisodeDraft) -> &'static str {
+        if self.summary_nl != new.summary_nl {
+            "summary_nl"
+        } else if self.resolution_nl != new.resolution_nl {
+            "resolution_nl"
+        } else if self.concluded_at != new.concluded_at {
+            "concluded_at"
+        } else if self.t_valid != new.t_valid {
+            "t_valid"
+        } else if self.provenance != new.provenance {
+            "provenance"
+        } else if self.facts != new.facts {
+            "mentions/resolved_by"
+        } else if self.supersedes != new.supersedes {
+            "supersedes"
+        } else {
+            "skills"
+        }
+    }
+}

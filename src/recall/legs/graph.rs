@@ -162,6 +162,17 @@ impl RecallLeg for GraphLeg {
                     .join(", ")
             }
         ));
+        if let Some(hits) = self
+            .store
+            .walk(&seeds, &q.as_of, HUB_FACTS, q.limit)
+            .map_err(LegError::from_display)?
+        {
+            let mut ranked: Vec<(u8, usize, Timestamp, String)> = hits
+                .into_iter()
+                .map(|h| (h.hop, h.shared, h.concluded_at, h.fingerprint))
+                .collect();
+            return Ok(rank(&mut ranked, q.limit, note));
+        }
         let mut found: HashMap<String, Candidate> = HashMap::new();
         for seed in &seeds {
             for link in self.links_about(seed, &q.as_of, None)? {
@@ -197,18 +208,27 @@ impl RecallLeg for GraphLeg {
             };
             ranked.push((c.hop, c.shared.len(), concluded_at, fp));
         }
-        ranked.sort_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(b.1.cmp(&a.1))
-                .then(b.2.cmp(&a.2))
-                .then_with(|| a.3.cmp(&b.3))
-        });
-        ranked.truncate(q.limit);
-        Ok(LegHits {
-            fingerprints: ranked.into_iter().map(|r| r.3).collect(),
-            embed_ms: None,
-            note,
-        })
+        Ok(rank(&mut ranked, q.limit, note))
+    }
+}
+
+/// Hop, then shared entities (more first), then recency, then fingerprint.
+fn rank(
+    ranked: &mut Vec<(u8, usize, Timestamp, String)>,
+    limit: usize,
+    note: Option<String>,
+) -> LegHits {
+    ranked.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.cmp(&a.1))
+            .then(b.2.cmp(&a.2))
+            .then_with(|| a.3.cmp(&b.3))
+    });
+    ranked.truncate(limit);
+    LegHits {
+        fingerprints: ranked.drain(..).map(|r| r.3).collect(),
+        embed_ms: None,
+        note,
     }
 }
 

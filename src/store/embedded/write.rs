@@ -255,7 +255,7 @@ impl Tables<'_> {
             }
             return Err(StoreError::rejected(
                 &item.origin,
-                first_difference(&stored, d),
+                stored.first_difference(d),
                 format!(
                     "episode {fp:?} is already stored with different content; \
                      history is never overwritten (ingest a new episode that supersedes it)"
@@ -544,24 +544,4 @@ pub(super) fn times_of(f: &FactEdge) -> (i64, i64, i64, i64) {
         f.ingested_at.millis(),
         ms(f.expired_at),
     )
-}
-
-fn first_difference(stored: &EpisodeDraft, new: &EpisodeDraft) -> &'static str {
-    if stored.summary_nl != new.summary_nl {
-        "summary_nl"
-    } else if stored.resolution_nl != new.resolution_nl {
-        "resolution_nl"
-    } else if stored.concluded_at != new.concluded_at {
-        "concluded_at"
-    } else if stored.t_valid != new.t_valid {
-        "t_valid"
-    } else if stored.provenance != new.provenance {
-        "provenance"
-    } else if stored.facts != new.facts {
-        "mentions/resolved_by"
-    } else if stored.supersedes != new.supersedes {
-        "supersedes"
-    } else {
-        "skills"
-    }
 }

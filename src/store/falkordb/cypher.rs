@@ -1,0 +1,286 @@
+//! Every query the FalkorDB backend sends. Each is a constant: values travel only as
+//! parameters, and labels and relationship types are spelled here, nowhere else.
+
+/// Columns of an episode, in the order `read::episode` decodes them.
+macro_rules! episode_columns {
+    ($e:literal) => {
+        concat!(
+            $e,
+            ".incident_fingerprint, ",
+            $e,
+            ".summary_nl, ",
+            $e,
+            ".resolution_nl, ",
+            $e,
+            ".concluded_at, ",
+            $e,
+            ".t_valid, ",
+            $e,
+            ".ingested_at, ",
+            $e,
+            ".source, ",
+            $e,
+            ".status, ",
+            $e,
+            ".confidence_score"
+        )
+    };
+}
+
+/// A fact edge `r` from `e` to `n`, and the episode whose supersession closed it (`x`).
+macro_rules! fact_match {
+    ($head:literal) => {
+        concat!(
+            $head,
+            " OPTIONAL MATCH (x:MemoryEpisode)-[s:SUPERSEDES]->(e) \
+             WHERE s.entity_type = n.entity_type AND s.entity_ref = n.entity_ref \
+             AND s.t_valid = r.t_invalid AND s.ingested_at = r.expired_at \
+             WITH e, r, n, min(x.incident_fingerprint) AS closer \
+             RETURN e.incident_fingerprint, type(r), n.entity_type, n.entity_ref, r.t_valid, \
+             r.t_invalid, r.ingested_at, r.expired_at, closer, r.source, r.status, r.confidence_score"
+        )
+    };
+}
+
+/// Columns of a `SUPERSEDES` edge `s` from `e` to `p`.
+macro_rules! lineage_columns {
+    () => {
+        "e.incident_fingerprint, p.incident_fingerprint, s.entity_type, s.entity_ref, s.t_valid, \
+         s.t_invalid, s.ingested_at, s.expired_at, s.source, s.status, s.confidence_score"
+    };
+}
+
+/// A fact edge `r` of episode `e` valid at ($V, $K): both known, begun, and not closed by an
+/// invalidation recorded by $K that took effect by $V.
+macro_rules! valid_fact {
+    ($r:literal, $e:literal) => {
+        concat!(
+            $e,
+            ".ingested_at <= $K AND ",
+            $e,
+            ".t_valid <= $V AND ",
+            $r,
+            ".ingested_at <= $K AND ",
+            $r,
+            ".t_valid <= $V AND NOT (",
+            $r,
+            ".t_invalid IS NOT NULL AND ",
+            $r,
+            ".expired_at IS NOT NULL AND ",
+            $r,
+            ".expired_at <= $K AND ",
+            $r,
+            ".t_invalid <= $V)"
+        )
+    };
+}
+
+pub const LIST_INDEXES: &str =
+    "CALL db.indexes() YIELD label, properties RETURN label, toString(properties)";
+
+/// (label or relationship type, the properties as `db.indexes` prints them, the statement).
+pub const INDEXES: [(&str, &str, &str); 6] = [
+    (
+        "MemoryEpisode",
+        "[incident_fingerprint, concluded_at, ingested_at]",
+        "CREATE INDEX FOR (e:MemoryEpisode) ON (e.incident_fingerprint, e.concluded_at, e.ingested_at)",
+    ),
+    (
+        "MemoryEntity",
+        "[entity_type, entity_ref]",
+        "CREATE INDEX FOR (n:MemoryEntity) ON (n.entity_type, n.entity_ref)",
+    ),
+    (
+        "MENTIONS",
+        "[t_valid, t_invalid, ingested_at, expired_at]",
+        "CREATE INDEX FOR ()-[r:MENTIONS]-() ON (r.t_valid, r.t_invalid, r.ingested_at, r.expired_at)",
+    ),
+    (
+        "RESOLVED_BY",
+        "[t_valid, t_invalid, ingested_at, expired_at]",
+        "CREATE INDEX FOR ()-[r:RESOLVED_BY]-() ON (r.t_valid, r.t_invalid, r.ingested_at, r.expired_at)",
+    ),
+    (
+        "SUPERSEDES",
+        "[t_valid, ingested_at]",
+        "CREATE INDEX FOR ()-[r:SUPERSEDES]-() ON (r.t_valid, r.ingested_at)",
+    ),
+    ("Skill", "[name]", "CREATE INDEX FOR (k:Skill) ON (k.name)"),
+];
+
+pub const EPISODE: &str = concat!(
+    "MATCH (e:MemoryEpisode {incident_fingerprint: $fp}) RETURN ",
+    episode_columns!("e")
+);
+
+pub const EPISODES: &str = concat!(
+    "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp}) RETURN ",
+    episode_columns!("e")
+);
+
+pub const TIMELINE: &str = concat!(
+    "MATCH (e:MemoryEpisode) WHERE e.ingested_at <= $K RETURN ",
+    episode_columns!("e"),
+    " ORDER BY e.concluded_at DESC, e.incident_fingerprint DESC SKIP $offset LIMIT $limit"
+);
+
+pub const TIMELINE_OF_ENTITY: &str = concat!(
+    "MATCH (n:MemoryEntity {entity_type: $t, entity_ref: $r})<-[:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
+     WHERE e.ingested_at <= $K WITH DISTINCT e RETURN ",
+    episode_columns!("e"),
+    " ORDER BY e.concluded_at DESC, e.incident_fingerprint DESC SKIP $offset LIMIT $limit"
+);
+
+pub const FACTS: &str = fact_match!(
+    "MATCH (e:MemoryEpisode {incident_fingerprint: $fp})-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity)"
+);
+
+pub const FACTS_OF_EPISODES: &str = fact_match!(
+    "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp})-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity)"
+);
+
+pub const ENTITY_FACTS: &str = fact_match!(
+    "MATCH (e:MemoryEpisode)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity {entity_type: $t, entity_ref: $r})"
+);
+
+pub const SUPERSEDES: &str = concat!(
+    "MATCH (e:MemoryEpisode {incident_fingerprint: $fp})-[s:SUPERSEDES]->(p:MemoryEpisode) RETURN ",
+    lineage_columns!()
+);
+
+pub const SUPERSEDES_OF_EPISODES: &str = concat!(
+    "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp})-[s:SUPERSEDES]->(p:MemoryEpisode) RETURN ",
+    lineage_columns!()
+);
+
+pub const SUPERSEDED_BY: &str = concat!(
+    "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode {incident_fingerprint: $fp}) RETURN ",
+    lineage_columns!()
+);
+
+/// The ingest order: knowledge time, then fingerprint. The first page skips; later pages
+/// continue after the last key read. `toString` keeps the string comparison off the range
+/// index, whose order for non-ASCII strings differs from `ORDER BY`'s (FalkorDB 4.16).
+pub const EPISODES_FROM: &str = concat!(
+    "MATCH (e:MemoryEpisode) RETURN ",
+    episode_columns!("e"),
+    " ORDER BY e.ingested_at, e.incident_fingerprint SKIP $skip LIMIT $limit"
+);
+
+pub const EPISODES_AFTER_KEY: &str = concat!(
+    "MATCH (e:MemoryEpisode) WHERE e.ingested_at >= $at \
+     AND (e.ingested_at > $at OR toString(e.incident_fingerprint) > $fp) RETURN ",
+    episode_columns!("e"),
+    " ORDER BY e.ingested_at, e.incident_fingerprint LIMIT $limit"
+);
+
+pub const ENTITY_LINKS: &str = "MATCH (n:MemoryEntity {entity_type: $t, entity_ref: $r})<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
+     RETURN e.incident_fingerprint, type(r), r.t_valid, r.t_invalid, r.ingested_at, r.expired_at, \
+     e.concluded_at, e.ingested_at, e.t_valid";
+
+pub const ENTITIES: &str = "MATCH (n:MemoryEntity) RETURN n.entity_type, n.entity_ref";
+
+pub const EXISTING_ENTITIES: &str = "UNWIND $keys AS k MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r}) \
+     RETURN n.entity_type, n.entity_ref";
+
+pub const STATS: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH count(e) AS episodes \
+     OPTIONAL MATCH (n:MemoryEntity) WITH episodes, count(n) AS entities \
+     OPTIONAL MATCH ()-[m:MENTIONS]->() WITH episodes, entities, count(m) AS mentions \
+     OPTIONAL MATCH ()-[b:RESOLVED_BY]->() WITH episodes, entities, mentions, count(b) AS resolved \
+     OPTIONAL MATCH ()-[s:SUPERSEDES]->() WITH episodes, entities, mentions, resolved, count(s) AS supersedes \
+     OPTIONAL MATCH ()-[c:MENTIONS|RESOLVED_BY]->() WHERE c.t_invalid IS NOT NULL \
+     RETURN episodes, entities, mentions, resolved, supersedes, count(c)";
+
+/// The latest knowledge time recorded: nothing may be written before it.
+pub const HIGH_WATER: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH max(e.ingested_at) AS episodes \
+     OPTIONAL MATCH (k:Skill) RETURN episodes, max(k.recorded_at)";
+
+pub const LATEST_SKILLS: &str = "UNWIND $names AS name MATCH (k:Skill {name: name}) \
+     WITH name, max(k.version) AS v MATCH (k:Skill {name: name, version: v}) RETURN k.body";
+
+pub const SKILLS: &str = "MATCH (k:Skill) RETURN k.body ORDER BY k.name, k.version";
+
+pub const CODE_UNITS_BY_REF: &str = "UNWIND $refs AS ref MATCH (u:CodeUnit {embedding_ref: ref}) \
+     RETURN u.repo, u.path, u.service, u.embedding_ref";
+
+pub const CODE_UNITS_OF_SERVICE: &str = "MATCH (u:CodeUnit {service: $service}) \
+     RETURN u.repo, u.path, u.service, u.embedding_ref ORDER BY u.embedding_ref";
+
+/// One batch, one query: FalkorDB runs a query atomically, so a batch lands whole or not at
+/// all. Every write is a MERGE on a natural key (rerunning a batch changes nothing) or a SET
+/// that closes an interval; there is no DELETE.
+pub const WRITE_BATCH: &str = "\
+FOREACH (x IN $episodes | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
+  ON CREATE SET e.summary_nl = x.summary, e.resolution_nl = x.resolution, e.concluded_at = x.concluded, \
+  e.t_valid = x.tv, e.ingested_at = x.at, e.source = x.source, e.status = x.status, e.confidence_score = x.conf) \
+FOREACH (x IN $entities | MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) ON CREATE SET n.ingested_at = x.at) \
+FOREACH (x IN $mentions | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
+  MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) MERGE (e)-[f:MENTIONS]->(n) \
+  ON CREATE SET f.t_valid = x.tv, f.t_invalid = x.ti, f.ingested_at = x.at, f.expired_at = x.ex, \
+  f.source = x.source, f.status = x.status, f.confidence_score = x.conf) \
+FOREACH (x IN $resolved | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
+  MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) MERGE (e)-[f:RESOLVED_BY]->(n) \
+  ON CREATE SET f.t_valid = x.tv, f.t_invalid = x.ti, f.ingested_at = x.at, f.expired_at = x.ex, \
+  f.source = x.source, f.status = x.status, f.confidence_score = x.conf) \
+FOREACH (x IN $close_mentions | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
+  MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) MERGE (e)-[f:MENTIONS]->(n) \
+  SET f.t_invalid = x.ti, f.expired_at = x.ex) \
+FOREACH (x IN $close_resolved | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
+  MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) MERGE (e)-[f:RESOLVED_BY]->(n) \
+  SET f.t_invalid = x.ti, f.expired_at = x.ex) \
+FOREACH (x IN $lineage | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
+  MERGE (p:MemoryEpisode {incident_fingerprint: x.prior}) \
+  MERGE (e)-[s:SUPERSEDES {entity_type: x.t, entity_ref: x.r}]->(p) \
+  ON CREATE SET s.t_valid = x.tv, s.ingested_at = x.at, s.source = x.source, s.status = x.status, \
+  s.confidence_score = x.conf) \
+FOREACH (x IN $skills | MERGE (k:Skill {name: x.name, version: x.version}) \
+  ON CREATE SET k.recorded_at = x.at, k.body = x.body) \
+FOREACH (x IN $code_units | MERGE (u:CodeUnit {embedding_ref: x.ref}) \
+  ON CREATE SET u.repo = x.repo, u.path = x.path, u.service = x.service)";
+
+/// Hop 1 of the graph walk: episodes with a valid fact about a seed, and how many seeds.
+pub const WALK_HOP1: &str = concat!(
+    "UNWIND $seeds AS s MATCH (n:MemoryEntity {entity_type: s.t, entity_ref: s.r})<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) WHERE ",
+    valid_fact!("r", "e"),
+    " RETURN e.incident_fingerprint, e.concluded_at, count(DISTINCT n)"
+);
+
+/// Hop 2 through shared entities: the hop-1 episodes' other valid facts, skipping entities
+/// with more than $hub valid facts, to the other episodes with a valid fact about them.
+pub const WALK_HOP2_ENTITIES: &str = concat!(
+    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp})-[r:MENTIONS|RESOLVED_BY]->(m:MemoryEntity) WHERE ",
+    valid_fact!("r", "h"),
+    " AND NOT ((m.entity_type + '|' + m.entity_ref) IN $seed_keys) WITH DISTINCT m \
+     MATCH (m)<-[o:MENTIONS|RESOLVED_BY]-(x:MemoryEpisode) WHERE ",
+    valid_fact!("o", "x"),
+    " WITH m, collect(DISTINCT x) AS others, count(o) AS links WHERE links <= $hub \
+     UNWIND others AS x WITH m, x WHERE NOT x.incident_fingerprint IN $hop1 \
+     RETURN x.incident_fingerprint, x.concluded_at, m.entity_type, m.entity_ref"
+);
+
+/// Hop 2 through lineage: SUPERSEDES edges of hop-1 episodes in force at ($V, $K).
+pub const WALK_HOP2_LINEAGE: &str = concat!(
+    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp})-[s:SUPERSEDES]-(x:MemoryEpisode) WHERE ",
+    valid_fact!("s", "x"),
+    " AND NOT x.incident_fingerprint IN $hop1 \
+     RETURN x.incident_fingerprint, x.concluded_at, s.entity_type, s.entity_ref"
+);
+
+/// Integrity: fact intervals that end before they begin or close without a record of when.
+pub const CHECK_FACTS: &str = "MATCH (e:MemoryEpisode)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity) \
+     WHERE r.t_valid IS NULL OR r.ingested_at IS NULL \
+     OR (r.t_invalid IS NOT NULL AND r.t_invalid <= r.t_valid) \
+     OR ((r.t_invalid IS NULL) <> (r.expired_at IS NULL)) \
+     OR (r.expired_at IS NOT NULL AND r.expired_at < r.ingested_at) \
+     RETURN e.incident_fingerprint, type(r), n.entity_type, n.entity_ref, r.t_valid, r.t_invalid, r.expired_at LIMIT 100";
+
+pub const CHECK_EPISODES: &str = "MATCH (e:MemoryEpisode) WHERE e.incident_fingerprint IS NULL \
+     OR e.concluded_at IS NULL OR e.t_valid IS NULL OR e.ingested_at IS NULL \
+     RETURN e.incident_fingerprint LIMIT 100";
+
+/// Lineage edges whose prior has no fact about the entity closed at the edge's time.
+pub const CHECK_LINEAGE: &str = "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode) \
+     OPTIONAL MATCH (p)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity {entity_type: s.entity_type, entity_ref: s.entity_ref}) \
+     WITH e, s, p, count(r) AS facts, sum(CASE WHEN r.t_invalid = s.t_valid THEN 1 ELSE 0 END) AS closed \
+     WHERE facts = 0 OR closed = 0 \
+     RETURN e.incident_fingerprint, p.incident_fingerprint, s.entity_type, s.entity_ref LIMIT 100";

@@ -1,0 +1,174 @@
+//! The FalkorDB backend: the same memory graph on a server, spoken to over the Redis wire with
+//! `GRAPH.QUERY` and constant, parameterised Cypher (see [`cypher`]). Labels, relationship
+//! types and property names are exactly the memory model's, so a graph another agent wrote with
+//! the same schema reads as-is.
+
+mod cypher;
+mod params;
+mod read;
+mod rows;
+mod url;
+mod walk;
+mod write;
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::store::StoreError;
+pub use params::Param;
+use rows::Rows;
+pub use url::FalkorUrl;
+
+/// How long one query may take before the call fails (the connection then reconnects).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub struct FalkorStore {
+    url: FalkorUrl,
+    runtime: tokio::runtime::Runtime,
+    connection: ConnectionManager,
+    /// Indexes are created once per process, on the first call that reaches the server.
+    schema_ready: AtomicBool,
+    /// Where the last `episodes_since` page ended: (ordinal, ingested_at, fingerprint), so the
+    /// next page continues by key instead of skipping from the start.
+    ingest_cursor: Mutex<Option<(u64, i64, String)>>,
+}
+
+fn backend(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(e.to_string())
+}
+
+impl FalkorStore {
+    /// Connects now; a server that is down is an error naming the address.
+    pub fn connect(url: &FalkorUrl) -> Result<Self, StoreError> {
+        let store = Self::connect_lazily(url)?;
+        store.ensure_schema()?;
+        Ok(store)
+    }
+
+    /// Connects on first use, so a caller can start while the server is down; every call
+    /// fails until it is back, then reconnects.
+    pub fn connect_lazily(url: &FalkorUrl) -> Result<Self, StoreError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("strata-falkordb")
+            .enable_all()
+            .build()
+            .map_err(backend)?;
+        let client = redis::Client::open(url.redis_url()).map_err(|e| StoreError::Open {
+            path: url.to_string().into(),
+            message: e.to_string(),
+        })?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(RESPONSE_TIMEOUT))
+            .set_number_of_retries(2)
+            .set_max_delay(Duration::from_millis(500));
+        let connection = {
+            let _guard = runtime.enter();
+            ConnectionManager::new_lazy_with_config(client, config).map_err(|e| {
+                StoreError::Open {
+                    path: url.to_string().into(),
+                    message: e.to_string(),
+                }
+            })?
+        };
+        Ok(FalkorStore {
+            url: url.clone(),
+            runtime,
+            connection,
+            schema_ready: AtomicBool::new(false),
+            ingest_cursor: Mutex::new(None),
+        })
+    }
+
+    pub fn url(&self) -> &FalkorUrl {
+        &self.url
+    }
+
+    fn unreachable(&self, e: &redis::RedisError) -> StoreError {
+        if e.is_io_error()
+            || e.is_timeout()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+        {
+            StoreError::Backend(format!(
+                "FalkorDB at {} is unreachable: {e}",
+                self.url.address()
+            ))
+        } else {
+            StoreError::Backend(format!("FalkorDB at {}: {e}", self.url.address()))
+        }
+    }
+
+    /// Sends one command on the store's runtime and waits for it on this thread (never from
+    /// inside an async task: store calls run on blocking threads).
+    fn send(&self, cmd: redis::Cmd) -> Result<redis::Value, StoreError> {
+        let mut connection = self.connection.clone();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.runtime.spawn(async move {
+            let reply = cmd.query_async::<redis::Value>(&mut connection).await;
+            let _ = tx.send(reply);
+        });
+        match rx.recv() {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(self.unreachable(&e)),
+            Err(_) => Err(backend("the FalkorDB connection task stopped")),
+        }
+    }
+
+    /// Runs a constant Cypher template with parameters.
+    fn query(
+        &self,
+        template: &'static str,
+        params: &[(&'static str, Param)],
+    ) -> Result<Rows, StoreError> {
+        if !self.schema_ready.load(Ordering::Acquire) {
+            self.ensure_schema()?;
+        }
+        self.run(template, params)
+    }
+
+    fn run(
+        &self,
+        template: &'static str,
+        params: &[(&'static str, Param)],
+    ) -> Result<Rows, StoreError> {
+        let text = params::with_params(template, params);
+        let mut cmd = redis::cmd("GRAPH.QUERY");
+        cmd.arg(&self.url.graph).arg(text);
+        let reply = self.send(cmd)?;
+        Rows::from_reply(reply).map_err(|e| {
+            StoreError::Backend(format!(
+                "FalkorDB at {}: {e} (query: {})",
+                self.url.address(),
+                template.split_whitespace().collect::<Vec<_>>().join(" ")
+            ))
+        })
+    }
+
+    /// Creates the range indexes the queries rely on, where missing.
+    fn ensure_schema(&self) -> Result<(), StoreError> {
+        let existing = self.run(cypher::LIST_INDEXES, &[])?;
+        let mut have = std::collections::BTreeSet::new();
+        for row in existing.iter() {
+            have.insert((row.string(0)?, row.string(1)?));
+        }
+        for (label, properties, create) in cypher::INDEXES {
+            if have.contains(&(label.to_string(), properties.to_string())) {
+                continue;
+            }
+            if let Err(e) = self.run(create, &[]) {
+                // Another process may have created it meanwhile.
+                if !e.to_string().contains("already indexed") {
+                    return Err(e);
+                }
+            }
+        }
+        self.schema_ready.store(true, Ordering::Release);
+        Ok(())
+    }
+}

@@ -1,0 +1,460 @@
+use std::collections::BTreeSet;
+
+use super::cypher;
+use super::rows::Row;
+use super::{FalkorStore, Param};
+use crate::learning::{CodeUnit, Skill, SkillDraft};
+use crate::model::{
+    AsOf, EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
+};
+use crate::store::{
+    ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
+    WalkHit, WriteBatch,
+};
+
+pub(super) fn episode(row: &Row<'_>) -> Result<MemoryEpisode, StoreError> {
+    Ok(MemoryEpisode {
+        incident_fingerprint: row.string(0)?,
+        summary_nl: row.opt_string(1)?.unwrap_or_default(),
+        resolution_nl: row.opt_string(2)?.unwrap_or_default(),
+        concluded_at: row.time(3)?,
+        t_valid: row.time(4)?,
+        ingested_at: row.time(5)?,
+        provenance: provenance(row, 6)?,
+    })
+}
+
+fn provenance(row: &Row<'_>, from: usize) -> Result<Provenance, StoreError> {
+    Ok(Provenance {
+        source: row.opt_string(from)?.unwrap_or_default(),
+        status: row.opt_string(from + 1)?.unwrap_or_default(),
+        confidence_score: row.float(from + 2)?,
+    })
+}
+
+pub(super) fn relation(name: &str) -> Result<Relation, StoreError> {
+    match name {
+        "MENTIONS" => Ok(Relation::Mentions),
+        "RESOLVED_BY" => Ok(Relation::ResolvedBy),
+        other => Err(StoreError::Backend(format!(
+            "unexpected relationship type {other:?}"
+        ))),
+    }
+}
+
+pub(super) fn entity(row: &Row<'_>, from: usize) -> Result<EntityKey, StoreError> {
+    Ok(EntityKey {
+        entity_type: row.string(from)?,
+        entity_ref: row.string(from + 1)?,
+    })
+}
+
+pub(super) fn fact(row: &Row<'_>) -> Result<FactEdge, StoreError> {
+    Ok(FactEdge {
+        episode: row.string(0)?,
+        relation: relation(&row.string(1)?)?,
+        entity: entity(row, 2)?,
+        t_valid: row.time(4)?,
+        t_invalid: row.opt_time(5)?,
+        ingested_at: row.time(6)?,
+        expired_at: row.opt_time(7)?,
+        superseded_by: row.opt_string(8)?,
+        provenance: provenance(row, 9)?,
+    })
+}
+
+pub(super) fn lineage(row: &Row<'_>) -> Result<Supersession, StoreError> {
+    Ok(Supersession {
+        episode: row.string(0)?,
+        prior: row.string(1)?,
+        entity: entity(row, 2)?,
+        t_valid: row.time(4)?,
+        t_invalid: row.opt_time(5)?,
+        ingested_at: row.time(6)?,
+        expired_at: row.opt_time(7)?,
+        provenance: provenance(row, 8)?,
+    })
+}
+
+/// The order the embedded store keeps facts in: relation, then entity.
+pub(super) fn sort_facts(facts: &mut [FactEdge]) {
+    facts.sort_by(|a, b| {
+        (&a.episode, a.relation.as_str(), &a.entity).cmp(&(
+            &b.episode,
+            b.relation.as_str(),
+            &b.entity,
+        ))
+    });
+}
+
+fn entity_params(e: &EntityKey) -> [(&'static str, Param); 2] {
+    [
+        ("t", Param::from(e.entity_type.as_str())),
+        ("r", Param::from(e.entity_ref.as_str())),
+    ]
+}
+
+pub(super) fn fingerprints(fps: impl IntoIterator<Item = String>) -> Param {
+    Param::List(fps.into_iter().map(Param::Str).collect())
+}
+
+fn decode_json<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    body: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(body).map_err(|e| StoreError::Corrupt {
+        table: what,
+        key: String::new(),
+        message: e.to_string(),
+    })
+}
+
+pub(super) fn code_unit(row: &Row<'_>) -> Result<CodeUnit, StoreError> {
+    Ok(CodeUnit {
+        repo: row.string(0)?,
+        path: row.string(1)?,
+        service: row.string(2)?,
+        embedding_ref: row.string(3)?,
+    })
+}
+
+impl FalkorStore {
+    pub(super) fn episodes_by_fingerprint(
+        &self,
+        fps: &[String],
+    ) -> Result<Vec<MemoryEpisode>, StoreError> {
+        if fps.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            cypher::EPISODES,
+            &[("fps", fingerprints(fps.iter().cloned()))],
+        )?;
+        rows.iter().map(|r| episode(&r)).collect()
+    }
+
+    pub(super) fn facts_of(&self, fps: &[String]) -> Result<Vec<FactEdge>, StoreError> {
+        if fps.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            cypher::FACTS_OF_EPISODES,
+            &[("fps", fingerprints(fps.iter().cloned()))],
+        )?;
+        let mut facts = rows
+            .iter()
+            .map(|r| fact(&r))
+            .collect::<Result<Vec<_>, _>>()?;
+        sort_facts(&mut facts);
+        Ok(facts)
+    }
+
+    pub(super) fn supersedes_of(&self, fps: &[String]) -> Result<Vec<Supersession>, StoreError> {
+        if fps.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            cypher::SUPERSEDES_OF_EPISODES,
+            &[("fps", fingerprints(fps.iter().cloned()))],
+        )?;
+        rows.iter().map(|r| lineage(&r)).collect()
+    }
+
+    pub(super) fn latest_skills(&self, names: &[String]) -> Result<Vec<Skill>, StoreError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            cypher::LATEST_SKILLS,
+            &[("names", fingerprints(names.iter().cloned()))],
+        )?;
+        rows.iter()
+            .map(|r| decode_json("skills", &r.string(0)?))
+            .collect()
+    }
+
+    pub(super) fn code_units_by_ref(&self, refs: &[String]) -> Result<Vec<CodeUnit>, StoreError> {
+        if refs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            cypher::CODE_UNITS_BY_REF,
+            &[("refs", fingerprints(refs.iter().cloned()))],
+        )?;
+        rows.iter().map(|r| code_unit(&r)).collect()
+    }
+
+    /// The latest knowledge time recorded, by episodes and skills alike.
+    pub(super) fn high_water(&self) -> Result<Option<Timestamp>, StoreError> {
+        let rows = self.query(cypher::HIGH_WATER, &[])?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        Ok(row
+            .opt_int(0)?
+            .into_iter()
+            .chain(row.opt_int(1)?)
+            .max()
+            .map(Timestamp::from_millis))
+    }
+}
+
+impl MemoryStore for FalkorStore {
+    fn describe(&self) -> String {
+        format!("FalkorDB ({})", self.url)
+    }
+
+    fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+        self.apply_batch(batch)
+    }
+
+    fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
+        let rows = self.query(cypher::EPISODE, &[("fp", Param::from(fingerprint))])?;
+        rows.first().map(|r| episode(&r)).transpose()
+    }
+
+    fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
+        let known = query.known_at.map_or(i64::MAX, Timestamp::millis);
+        let page = [
+            ("K", Param::Int(known)),
+            ("offset", count(query.offset)),
+            ("limit", count(query.limit)),
+        ];
+        let rows = match &query.entity {
+            Some(e) => {
+                let mut params = entity_params(e).to_vec();
+                params.extend(page);
+                self.query(cypher::TIMELINE_OF_ENTITY, &params)?
+            }
+            None => self.query(cypher::TIMELINE, &page)?,
+        };
+        rows.iter().map(|r| episode(&r)).collect()
+    }
+
+    fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
+        let rows = self.query(cypher::FACTS, &[("fp", Param::from(fingerprint))])?;
+        let mut facts = rows
+            .iter()
+            .map(|r| fact(&r))
+            .collect::<Result<Vec<_>, _>>()?;
+        sort_facts(&mut facts);
+        Ok(facts)
+    }
+
+    fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
+        let rows = self.query(cypher::ENTITY_FACTS, &entity_params(entity))?;
+        let mut facts = rows
+            .iter()
+            .map(|r| fact(&r))
+            .collect::<Result<Vec<_>, _>>()?;
+        sort_facts(&mut facts);
+        Ok(facts)
+    }
+
+    fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
+        let rows = self.query(cypher::SUPERSEDES, &[("fp", Param::from(fingerprint))])?;
+        let mut out = rows
+            .iter()
+            .map(|r| lineage(&r))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
+        Ok(out)
+    }
+
+    fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
+        let rows = self.query(cypher::SUPERSEDED_BY, &[("fp", Param::from(fingerprint))])?;
+        let mut out = rows
+            .iter()
+            .map(|r| lineage(&r))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort_by(|a, b| (&a.episode, &a.entity).cmp(&(&b.episode, &b.entity)));
+        Ok(out)
+    }
+
+    /// Sequences are positions in (knowledge time, fingerprint) order. An episode recorded
+    /// later at an earlier position shifts them; indexes notice by count and catch up.
+    fn episodes_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
+        let limit_param = count(limit);
+        let cursor = self
+            .ingest_cursor
+            .lock()
+            .map_err(|e| StoreError::Backend(e.to_string()))?
+            .clone();
+        let rows = match cursor {
+            Some((at, ingested, fp)) if at == after && after > 0 => self.query(
+                cypher::EPISODES_AFTER_KEY,
+                &[
+                    ("at", Param::Int(ingested)),
+                    ("fp", Param::Str(fp)),
+                    ("limit", limit_param),
+                ],
+            )?,
+            _ => self.query(
+                cypher::EPISODES_FROM,
+                &[
+                    ("skip", count(usize::try_from(after).unwrap_or(usize::MAX))),
+                    ("limit", limit_param),
+                ],
+            )?,
+        };
+        let episodes = rows
+            .iter()
+            .map(|r| episode(&r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let out: Vec<(u64, MemoryEpisode)> = episodes
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (after + i as u64 + 1, e))
+            .collect();
+        if let Some((seq, last)) = out.last() {
+            *self
+                .ingest_cursor
+                .lock()
+                .map_err(|e| StoreError::Backend(e.to_string()))? = Some((
+                *seq,
+                last.ingested_at.millis(),
+                last.incident_fingerprint.clone(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
+        let rows = self.query(cypher::ENTITY_LINKS, &entity_params(entity))?;
+        rows.iter()
+            .map(|r| {
+                Ok(EntityLink {
+                    episode: r.string(0)?,
+                    relation: relation(&r.string(1)?)?,
+                    t_valid: r.time(2)?,
+                    t_invalid: r.opt_time(3)?,
+                    ingested_at: r.time(4)?,
+                    expired_at: r.opt_time(5)?,
+                    episode_concluded_at: r.time(6)?,
+                    episode_ingested_at: r.time(7)?,
+                    episode_t_valid: r.time(8)?,
+                })
+            })
+            .collect()
+    }
+
+    fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
+        let rows = self.query(cypher::ENTITIES, &[])?;
+        let mut out = rows
+            .iter()
+            .map(|r| entity(&r, 0))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.sort();
+        Ok(out)
+    }
+
+    fn stats(&self) -> Result<StoreStats, StoreError> {
+        let rows = self.query(cypher::STATS, &[])?;
+        let row = rows
+            .first()
+            .ok_or_else(|| StoreError::Backend("statistics query returned no row".into()))?;
+        let n = |i| row.int(i).map(|v| u64::try_from(v).unwrap_or(0));
+        Ok(StoreStats {
+            episodes: n(0)?,
+            entities: n(1)?,
+            mentions: n(2)?,
+            resolved_by: n(3)?,
+            supersedes: n(4)?,
+            invalidated_edges: n(5)?,
+        })
+    }
+
+    fn check(&self) -> Result<IntegrityReport, StoreError> {
+        let stats = self.stats()?;
+        let mut problems = Vec::new();
+        for r in self.query(cypher::CHECK_EPISODES, &[])?.iter() {
+            problems.push(format!(
+                "episode {:?} lacks incident_fingerprint, concluded_at, t_valid or ingested_at",
+                r.opt_string(0)?.unwrap_or_default()
+            ));
+        }
+        for r in self.query(cypher::CHECK_FACTS, &[])?.iter() {
+            problems.push(format!(
+                "{:?} {} {}|{}: interval t_valid={:?} t_invalid={:?} expired_at={:?} is not a closed-after-begun interval with its recording time",
+                r.string(0)?,
+                r.string(1)?,
+                r.string(2)?,
+                r.string(3)?,
+                r.opt_time(4)?.map(|t| t.to_string()),
+                r.opt_time(5)?.map(|t| t.to_string()),
+                r.opt_time(6)?.map(|t| t.to_string()),
+            ));
+        }
+        for r in self.query(cypher::CHECK_LINEAGE, &[])?.iter() {
+            problems.push(format!(
+                "{:?} SUPERSEDES {:?} about {}|{}, but the prior has no fact about it closed then",
+                r.string(0)?,
+                r.string(1)?,
+                r.string(2)?,
+                r.string(3)?,
+            ));
+        }
+        Ok(IntegrityReport {
+            checked_episodes: stats.episodes,
+            checked_facts: stats.mentions + stats.resolved_by,
+            checked_supersessions: stats.supersedes,
+            problems,
+        })
+    }
+
+    fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {
+        let rows = self.query(
+            cypher::CODE_UNITS_OF_SERVICE,
+            &[("service", Param::from(service))],
+        )?;
+        rows.iter().map(|r| code_unit(&r)).collect()
+    }
+
+    fn code_unit(&self, embedding_ref: &str) -> Result<Option<CodeUnit>, StoreError> {
+        Ok(self
+            .code_units_by_ref(&[embedding_ref.to_string()])?
+            .into_iter()
+            .next())
+    }
+
+    fn skills(&self) -> Result<Vec<Skill>, StoreError> {
+        let rows = self.query(cypher::SKILLS, &[])?;
+        rows.iter()
+            .map(|r| decode_json("skills", &r.string(0)?))
+            .collect()
+    }
+
+    fn add_skills(
+        &self,
+        drafts: &[SkillDraft],
+        recorded_at: Timestamp,
+    ) -> Result<usize, StoreError> {
+        self.add_skill_versions(drafts, recorded_at)
+    }
+
+    fn walk(
+        &self,
+        seeds: &[EntityKey],
+        as_of: &AsOf,
+        hub_facts: usize,
+        limit: usize,
+    ) -> Result<Option<Vec<WalkHit>>, StoreError> {
+        self.walk_in_cypher(seeds, as_of, hub_facts, limit)
+            .map(Some)
+    }
+}
+
+/// A SKIP or LIMIT: FalkorDB takes at most a signed 32-bit count.
+pub(super) fn count(n: usize) -> Param {
+    Param::Int(n.min(i32::MAX as usize) as i64)
+}
+
+/// Distinct fingerprints, in order.
+pub(super) fn distinct(fps: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    fps.into_iter().filter(|f| seen.insert(f.clone())).collect()
+}

@@ -1,0 +1,534 @@
+//! Batches: validated here against what the graph holds (the same rules as the embedded
+//! store), then written by one atomic query. A rejected batch sends no write at all.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::read::distinct;
+use super::{FalkorStore, Param, cypher};
+use crate::learning::{CodeUnit, Skill, SkillDraft};
+use crate::model::{EntityKey, FactEdge, Provenance, Relation, Timestamp};
+use crate::store::{
+    ApplyReport, BatchItem, EpisodeDraft, FactDraft, StoreError, SupersedeDraft, WriteBatch,
+};
+
+type FactKey = (String, Relation, EntityKey);
+
+/// What one batch will write, as the parameters of [`cypher::WRITE_BATCH`].
+#[derive(Default)]
+struct Plan {
+    episodes: Vec<Param>,
+    entities: Vec<Param>,
+    mentions: Vec<Param>,
+    resolved: Vec<Param>,
+    close_mentions: Vec<Param>,
+    close_resolved: Vec<Param>,
+    lineage: Vec<Param>,
+    skills: Vec<Param>,
+    code_units: Vec<Param>,
+}
+
+impl Plan {
+    fn is_empty(&self) -> bool {
+        [
+            &self.episodes,
+            &self.entities,
+            &self.mentions,
+            &self.resolved,
+            &self.close_mentions,
+            &self.close_resolved,
+            &self.lineage,
+            &self.skills,
+            &self.code_units,
+        ]
+        .iter()
+        .all(|l| l.is_empty())
+    }
+
+    fn params(self) -> Vec<(&'static str, Param)> {
+        vec![
+            ("episodes", Param::List(self.episodes)),
+            ("entities", Param::List(self.entities)),
+            ("mentions", Param::List(self.mentions)),
+            ("resolved", Param::List(self.resolved)),
+            ("close_mentions", Param::List(self.close_mentions)),
+            ("close_resolved", Param::List(self.close_resolved)),
+            ("lineage", Param::List(self.lineage)),
+            ("skills", Param::List(self.skills)),
+            ("code_units", Param::List(self.code_units)),
+        ]
+    }
+
+    fn skill(&mut self, skill: &Skill) -> Result<(), StoreError> {
+        let body = serde_json::to_string(skill).map_err(|e| StoreError::Backend(e.to_string()))?;
+        self.skills.push(Param::Map(vec![
+            ("name", Param::from(skill.name.as_str())),
+            ("version", Param::Int(i64::from(skill.version))),
+            ("at", Param::Int(skill.recorded_at.millis())),
+            ("body", Param::Str(body)),
+        ]));
+        Ok(())
+    }
+}
+
+fn provenance_params(p: &Provenance) -> [(&'static str, Param); 3] {
+    [
+        ("source", Param::from(p.source.as_str())),
+        ("status", Param::from(p.status.as_str())),
+        ("conf", Param::Float(p.confidence_score)),
+    ]
+}
+
+fn entity_params(e: &EntityKey) -> [(&'static str, Param); 2] {
+    [
+        ("t", Param::from(e.entity_type.as_str())),
+        ("r", Param::from(e.entity_ref.as_str())),
+    ]
+}
+
+/// A stored episode's content in the form it was ingested, for the idempotency check.
+/// Skills are not part of it (they live on as versions of their own).
+fn comparable(mut d: EpisodeDraft) -> EpisodeDraft {
+    d.facts.sort_by(|a, b| {
+        (a.relation, &a.entity, a.t_valid, a.t_invalid).cmp(&(
+            b.relation,
+            &b.entity,
+            b.t_valid,
+            b.t_invalid,
+        ))
+    });
+    d.supersedes.sort_by(|a, b| {
+        (&a.prior, &a.entity, a.t_invalid).cmp(&(&b.prior, &b.entity, b.t_invalid))
+    });
+    d.skills.clear();
+    d
+}
+
+/// Everything the batch's checks need to know about the graph, read up front.
+struct Known {
+    episodes: HashMap<String, EpisodeDraft>,
+    facts: HashMap<FactKey, FactEdge>,
+    lineage: BTreeSet<(String, String, EntityKey)>,
+    entities: BTreeSet<EntityKey>,
+    skills: HashMap<String, Skill>,
+    code_units: HashMap<String, CodeUnit>,
+    high_water: Option<Timestamp>,
+}
+
+impl FalkorStore {
+    fn read_known(&self, batch: &WriteBatch) -> Result<Known, StoreError> {
+        let items = &batch.items;
+        let fps = distinct(items.iter().flat_map(|i| {
+            std::iter::once(i.draft.incident_fingerprint.clone())
+                .chain(i.draft.supersedes.iter().map(|s| s.prior.clone()))
+        }));
+        let stored = self.episodes_by_fingerprint(&fps)?;
+        let stored_fps: Vec<String> = stored
+            .iter()
+            .map(|e| e.incident_fingerprint.clone())
+            .collect();
+        let facts = self.facts_of(&stored_fps)?;
+        let lineage = self.supersedes_of(&stored_fps)?;
+        let mut episodes = HashMap::new();
+        for e in stored {
+            let fp = e.incident_fingerprint.clone();
+            let draft = EpisodeDraft {
+                facts: facts
+                    .iter()
+                    .filter(|f| f.episode == fp)
+                    .map(|f| FactDraft {
+                        relation: f.relation,
+                        entity: f.entity.clone(),
+                        t_valid: f.t_valid,
+                        t_invalid: if f.superseded_by.is_some() {
+                            None
+                        } else {
+                            f.t_invalid
+                        },
+                    })
+                    .collect(),
+                supersedes: lineage
+                    .iter()
+                    .filter(|s| s.episode == fp)
+                    .map(|s| SupersedeDraft {
+                        prior: s.prior.clone(),
+                        entity: s.entity.clone(),
+                        t_invalid: s.t_valid,
+                    })
+                    .collect(),
+                incident_fingerprint: e.incident_fingerprint,
+                summary_nl: e.summary_nl,
+                resolution_nl: e.resolution_nl,
+                concluded_at: e.concluded_at,
+                t_valid: e.t_valid,
+                provenance: e.provenance,
+                skills: Vec::new(),
+            };
+            episodes.insert(fp, comparable(draft));
+        }
+        let keys: BTreeSet<&EntityKey> = items
+            .iter()
+            .flat_map(|i| i.draft.facts.iter().map(|f| &f.entity))
+            .collect();
+        let mut entities = BTreeSet::new();
+        if !keys.is_empty() {
+            let list = Param::List(
+                keys.iter()
+                    .map(|k| Param::Map(entity_params(k).to_vec()))
+                    .collect(),
+            );
+            for row in self
+                .query(cypher::EXISTING_ENTITIES, &[("keys", list)])?
+                .iter()
+            {
+                entities.insert(super::read::entity(&row, 0)?);
+            }
+        }
+        let names = distinct(
+            items
+                .iter()
+                .flat_map(|i| i.draft.skills.iter().map(|s| s.name.clone())),
+        );
+        let refs = distinct(
+            batch
+                .code_units
+                .iter()
+                .map(|(_, u)| u.embedding_ref.clone()),
+        );
+        Ok(Known {
+            episodes,
+            facts: facts
+                .into_iter()
+                .map(|f| ((f.episode.clone(), f.relation, f.entity.clone()), f))
+                .collect(),
+            lineage: lineage
+                .into_iter()
+                .map(|s| (s.episode, s.prior, s.entity))
+                .collect(),
+            entities,
+            skills: self
+                .latest_skills(&names)?
+                .into_iter()
+                .map(|s| (s.name.clone(), s))
+                .collect(),
+            code_units: self
+                .code_units_by_ref(&refs)?
+                .into_iter()
+                .map(|u| (u.embedding_ref.clone(), u))
+                .collect(),
+            high_water: self.high_water()?,
+        })
+    }
+
+    pub(super) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+        let mut known = self.read_known(batch)?;
+        let mut plan = Plan::default();
+        let mut report = ApplyReport::default();
+        for item in &batch.items {
+            report.records += 1;
+            plan_episode(&mut known, &mut plan, &mut report, item)?;
+        }
+        // Supersessions after every episode, so a target anywhere in the batch is found.
+        for item in &batch.items {
+            plan_supersessions(&mut known, &mut plan, &mut report, item)?;
+        }
+        for (origin, unit) in &batch.code_units {
+            match known.code_units.get(&unit.embedding_ref) {
+                Some(stored) if stored == unit => {}
+                Some(stored) => {
+                    return Err(StoreError::rejected(
+                        origin,
+                        "code_units",
+                        format!(
+                            "{}|{} is already recorded as owned by service {:?}; code units are never overwritten",
+                            unit.repo, unit.path, stored.service
+                        ),
+                    ));
+                }
+                None => {
+                    plan.code_units.push(Param::Map(vec![
+                        ("ref", Param::from(unit.embedding_ref.as_str())),
+                        ("repo", Param::from(unit.repo.as_str())),
+                        ("path", Param::from(unit.path.as_str())),
+                        ("service", Param::from(unit.service.as_str())),
+                    ]));
+                    known
+                        .code_units
+                        .insert(unit.embedding_ref.clone(), unit.clone());
+                    report.new_code_units += 1;
+                }
+            }
+        }
+        if !plan.is_empty() {
+            self.query(cypher::WRITE_BATCH, &plan.params())?;
+        }
+        Ok(report)
+    }
+
+    pub(super) fn add_skill_versions(
+        &self,
+        drafts: &[SkillDraft],
+        recorded_at: Timestamp,
+    ) -> Result<usize, StoreError> {
+        if let Some(high) = self.high_water()?
+            && recorded_at < high
+        {
+            return Err(StoreError::rejected(
+                "skills",
+                "recorded_at",
+                format!(
+                    "{recorded_at} is before {high}, when this store last recorded anything; knowledge time only moves forward"
+                ),
+            ));
+        }
+        let names = distinct(drafts.iter().map(|d| d.name.clone()));
+        let mut latest: HashMap<String, Skill> = self
+            .latest_skills(&names)?
+            .into_iter()
+            .map(|s| (s.name.clone(), s))
+            .collect();
+        let mut plan = Plan::default();
+        for draft in drafts {
+            let previous = latest.get(&draft.name);
+            let next = Skill::next(previous, draft, None, recorded_at);
+            if previous.is_some_and(|l| l.same_content(&next)) {
+                continue;
+            }
+            plan.skill(&next)?;
+            latest.insert(next.name.clone(), next);
+        }
+        let written = plan.skills.len();
+        if written > 0 {
+            self.query(cypher::WRITE_BATCH, &plan.params())?;
+        }
+        Ok(written)
+    }
+}
+
+/// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.
+fn check_knowledge_time(high_water: Option<Timestamp>, item: &BatchItem) -> Result<(), StoreError> {
+    match high_water {
+        Some(high) if item.ingested_at < high => Err(StoreError::rejected(
+            &item.origin,
+            "ingested_at",
+            format!(
+                "knowledge time {} is before {high}, the latest the store has recorded; what memory \
+                 knew then cannot be rewritten (ingest with a later --now)",
+                item.ingested_at
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn plan_episode(
+    known: &mut Known,
+    plan: &mut Plan,
+    report: &mut ApplyReport,
+    item: &BatchItem,
+) -> Result<(), StoreError> {
+    let d = &item.draft;
+    let fp = d.incident_fingerprint.as_str();
+    if let Some(stored) = known.episodes.get(fp) {
+        let new = comparable(d.clone());
+        if *stored == new {
+            report.unchanged_episodes += 1;
+            return Ok(());
+        }
+        return Err(StoreError::rejected(
+            &item.origin,
+            stored.first_difference(&new),
+            format!(
+                "episode {fp:?} is already stored with different content; \
+                 history is never overwritten (ingest a new episode that supersedes it)"
+            ),
+        ));
+    }
+    check_knowledge_time(known.high_water, item)?;
+    let mut episode = vec![
+        ("fp", Param::from(fp)),
+        ("summary", Param::from(d.summary_nl.as_str())),
+        ("resolution", Param::from(d.resolution_nl.as_str())),
+        ("concluded", Param::Int(d.concluded_at.millis())),
+        ("tv", Param::Int(d.t_valid.millis())),
+        ("at", Param::Int(item.ingested_at.millis())),
+    ];
+    episode.extend(provenance_params(&d.provenance));
+    plan.episodes.push(Param::Map(episode));
+    report.new_episodes += 1;
+    for skill in &d.skills {
+        let previous = known.skills.get(&skill.name);
+        if previous.is_none() && (skill.trigger_entities.is_empty() || skill.steps.is_empty()) {
+            return Err(StoreError::rejected(
+                &item.origin,
+                "skills",
+                format!(
+                    "skill {:?} is not stored yet; its first version needs trigger_entities and steps",
+                    skill.name
+                ),
+            ));
+        }
+        let next = Skill::next(
+            previous,
+            skill,
+            Some((fp, d.concluded_at)),
+            item.ingested_at,
+        );
+        if previous.is_some_and(|l| l.same_content(&next)) {
+            continue;
+        }
+        plan.skill(&next)?;
+        known.skills.insert(next.name.clone(), next);
+        report.new_skill_versions += 1;
+    }
+    for fact in &d.facts {
+        if known.entities.insert(fact.entity.clone()) {
+            let mut entity = entity_params(&fact.entity).to_vec();
+            entity.push(("at", Param::Int(item.ingested_at.millis())));
+            plan.entities.push(Param::Map(entity));
+            report.new_entities += 1;
+        }
+        let edge = FactEdge {
+            episode: fp.to_string(),
+            relation: fact.relation,
+            entity: fact.entity.clone(),
+            t_valid: fact.t_valid,
+            t_invalid: fact.t_invalid,
+            ingested_at: item.ingested_at,
+            expired_at: fact.t_invalid.map(|_| item.ingested_at),
+            superseded_by: None,
+            provenance: d.provenance.clone(),
+        };
+        let mut params = vec![("fp", Param::from(fp))];
+        params.extend(entity_params(&fact.entity));
+        params.extend([
+            ("tv", Param::Int(edge.t_valid.millis())),
+            ("ti", Param::from(edge.t_invalid.map(Timestamp::millis))),
+            ("at", Param::Int(edge.ingested_at.millis())),
+            ("ex", Param::from(edge.expired_at.map(Timestamp::millis))),
+        ]);
+        params.extend(provenance_params(&d.provenance));
+        match fact.relation {
+            Relation::Mentions => plan.mentions.push(Param::Map(params)),
+            Relation::ResolvedBy => plan.resolved.push(Param::Map(params)),
+        }
+        known
+            .facts
+            .insert((fp.to_string(), fact.relation, fact.entity.clone()), edge);
+        report.new_facts += 1;
+    }
+    known.episodes.insert(fp.to_string(), comparable(d.clone()));
+    Ok(())
+}
+
+fn plan_supersessions(
+    known: &mut Known,
+    plan: &mut Plan,
+    report: &mut ApplyReport,
+    item: &BatchItem,
+) -> Result<(), StoreError> {
+    let d = &item.draft;
+    let fp = d.incident_fingerprint.as_str();
+    let high_water = known.high_water;
+    for (i, s) in d.supersedes.iter().enumerate() {
+        let field = |name: &str| format!("supersedes[{i}].{name}");
+        if !known.episodes.contains_key(&s.prior) {
+            return Err(StoreError::rejected(
+                &item.origin,
+                field("incident_fingerprint"),
+                format!(
+                    "unknown episode {:?}: expected a fingerprint already in the store or in this batch",
+                    s.prior
+                ),
+            ));
+        }
+        let mut found = false;
+        for relation in Relation::ALL {
+            let key = (s.prior.clone(), relation, s.entity.clone());
+            let Some(edge) = known.facts.get_mut(&key) else {
+                continue;
+            };
+            found = true;
+            match edge.t_invalid {
+                None => {
+                    check_knowledge_time(high_water, item)?;
+                    if item.ingested_at < edge.ingested_at {
+                        return Err(StoreError::rejected(
+                            &item.origin,
+                            field("incident_fingerprint"),
+                            format!(
+                                "closes {:?}'s {relation} fact about {}, recorded at {}, with the \
+                                 earlier knowledge time {}; expected the closing to be recorded after",
+                                s.prior, s.entity, edge.ingested_at, item.ingested_at
+                            ),
+                        ));
+                    }
+                    if s.t_invalid <= edge.t_valid {
+                        return Err(StoreError::rejected(
+                            &item.origin,
+                            field("t_invalid"),
+                            format!(
+                                "{} closes {:?}'s {relation} fact about {} before it began: \
+                                 expected a time after its t_valid {}",
+                                s.t_invalid, s.prior, s.entity, edge.t_valid
+                            ),
+                        ));
+                    }
+                    edge.t_invalid = Some(s.t_invalid);
+                    edge.expired_at = Some(item.ingested_at);
+                    edge.superseded_by = Some(fp.to_string());
+                    let mut params = vec![("fp", Param::from(s.prior.as_str()))];
+                    params.extend(entity_params(&s.entity));
+                    params.extend([
+                        ("ti", Param::Int(s.t_invalid.millis())),
+                        ("ex", Param::Int(item.ingested_at.millis())),
+                    ]);
+                    match relation {
+                        Relation::Mentions => plan.close_mentions.push(Param::Map(params)),
+                        Relation::ResolvedBy => plan.close_resolved.push(Param::Map(params)),
+                    }
+                    report.closed_facts += 1;
+                }
+                Some(existing) if existing == s.t_invalid => {}
+                Some(existing) => {
+                    return Err(StoreError::rejected(
+                        &item.origin,
+                        field("t_invalid"),
+                        format!(
+                            "{:?}'s {relation} fact about {} was already invalidated at {existing}; \
+                             refusing to re-invalidate it at {}",
+                            s.prior, s.entity, s.t_invalid
+                        ),
+                    ));
+                }
+            }
+        }
+        if !found {
+            return Err(StoreError::rejected(
+                &item.origin,
+                field("entity_ref"),
+                format!(
+                    "episode {:?} has no MENTIONS or RESOLVED_BY fact about {}: expected an entity the prior episode names",
+                    s.prior, s.entity
+                ),
+            ));
+        }
+        if known
+            .lineage
+            .insert((fp.to_string(), s.prior.clone(), s.entity.clone()))
+        {
+            let mut params = vec![
+                ("fp", Param::from(fp)),
+                ("prior", Param::from(s.prior.as_str())),
+            ];
+            params.extend(entity_params(&s.entity));
+            params.extend([
+                ("tv", Param::Int(s.t_invalid.millis())),
+                ("at", Param::Int(item.ingested_at.millis())),
+            ]);
+            params.extend(provenance_params(&d.provenance));
+            plan.lineage.push(Param::Map(params));
+            report.new_supersessions += 1;
+        }
+    }
+    Ok(())
+}

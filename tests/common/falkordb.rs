@@ -1,0 +1,131 @@
+//! A real FalkorDB for tests: the server `scripts/test` started (`STRATA_TEST_FALKORDB=HOST:PORT`),
+//! or one this process starts from the binaries `scripts/install-falkordb` installed.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use strata::store::falkordb::{FalkorStore, FalkorUrl};
+
+/// A FalkorDB process owned by the test; killed on drop.
+pub struct Server {
+    pub port: u16,
+    child: Option<Child>,
+    _dir: tempfile::TempDir,
+}
+
+fn install_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("STRATA_FALKORDB_DIR") {
+        return PathBuf::from(d);
+    }
+    let data = std::env::var_os("STRATA_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_DATA_HOME").map(|d| PathBuf::from(d).join("strata")))
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".local/share/strata")
+        });
+    data.join("falkordb")
+}
+
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+impl Server {
+    /// Starts FalkorDB on `port` (a free one when None).
+    pub fn start(port: Option<u16>) -> Server {
+        let bin = install_dir();
+        assert!(
+            bin.join("redis-server").is_file(),
+            "FalkorDB is not installed in {}: run scripts/install-falkordb (scripts/test does)",
+            bin.display()
+        );
+        let port = port.unwrap_or_else(free_port);
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new(bin.join("redis-server"))
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--loadmodule",
+            ])
+            .arg(bin.join("falkordb.so"))
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Server {
+            port,
+            child: Some(child),
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "FalkorDB did not start on {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The suite's shared server address.
+pub fn address() -> String {
+    static SHARED: OnceLock<(String, Option<Server>)> = OnceLock::new();
+    let (addr, _) = SHARED.get_or_init(|| match std::env::var("STRATA_TEST_FALKORDB") {
+        Ok(addr) if !addr.is_empty() => (addr, None),
+        _ => {
+            let server = Server::start(None);
+            (format!("127.0.0.1:{}", server.port), Some(server))
+        }
+    });
+    addr.clone()
+}
+
+/// A fresh, empty graph on the shared server, unique to this call.
+pub fn graph_url(name: &str) -> FalkorUrl {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(
+        "falkordb://{}/test_{name}_{}_{n}",
+        address(),
+        std::process::id()
+    )
+    .parse()
+    .unwrap()
+}
+
+pub fn store(name: &str) -> FalkorStore {
+    FalkorStore::connect(&graph_url(name)).unwrap()
+}
+
+/// Runs raw Cypher on a graph, as another program would.
+pub fn raw_query(url: &FalkorUrl, cypher: &str) -> redis::Value {
+    let client = redis::Client::open(format!("redis://{}:{}/", url.host, url.port)).unwrap();
+    let mut c = client.get_connection().unwrap();
+    redis::cmd("GRAPH.QUERY")
+        .arg(&url.graph)
+        .arg(cypher)
+        .query(&mut c)
+        .unwrap()
+}
