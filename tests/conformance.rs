@@ -384,6 +384,7 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
         &StackOptions {
             index_dir: dir.join("index"),
             sync: true,
+            vectors: Default::default(),
         },
         &mut |_, _| {},
     );

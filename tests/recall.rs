@@ -125,6 +125,7 @@ fn stack(
         &StackOptions {
             index_dir: dir.join("index"),
             sync: true,
+            vectors: Default::default(),
         },
         &mut |_, _| {},
     )
@@ -396,6 +397,7 @@ fn vector_index_refuses_another_model_or_dimension() {
         fingerprint: "X".into(),
         ingested_at: ts("2026-01-01T00:00:00Z"),
         t_valid: ts("2026-01-01T00:00:00Z"),
+        concluded_at: ts("2026-01-01T00:00:00Z"),
         vector: vec![0.0; 128],
     };
     assert!(matches!(

@@ -25,6 +25,15 @@ pub struct Cli {
     #[arg(long, global = true, env = "STRATA_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
+    /// The memory graph on a FalkorDB server, falkordb://HOST:PORT/GRAPH [default: the embedded store in --data]
+    #[arg(long, global = true, env = "STRATA_STORE", value_name = "URL")]
+    pub store: Option<String>,
+
+    /// Where the semantic leg's vectors live: qdrant://HOST:PORT, or falkordb for the graph's own
+    /// vector index [default: a local index in --data]
+    #[arg(long, global = true, env = "STRATA_VECTORS", value_name = "URL")]
+    pub vectors: Option<String>,
+
     #[command(flatten)]
     pub embedder: EmbedderArgs,
 

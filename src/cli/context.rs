@@ -8,10 +8,11 @@ use tracing_appender::non_blocking::WorkerGuard;
 use super::args::EmbedderArgs;
 use strata::config::{self, Config};
 use strata::embed::{self, Embedder, EmbedderConfig, EmbedderKind};
+use strata::index::VectorLocation;
 use strata::model::Timestamp;
 use strata::recall::{RecallStack, StackOptions};
 use strata::store::MemoryStore;
-use strata::store::embedded::EmbeddedStore;
+use strata::store::StoreLocation;
 
 /// What every command shares: where the data lives, what time it is, which embedder.
 pub struct Context {
@@ -21,6 +22,8 @@ pub struct Context {
     live_clock: bool,
     pub config: Config,
     pub embedder: EmbedderConfig,
+    pub store: StoreLocation,
+    pub vectors: VectorLocation,
 }
 
 impl Context {
@@ -29,6 +32,7 @@ impl Context {
         now: Option<Timestamp>,
         config_path: Option<PathBuf>,
         args: EmbedderArgs,
+        locations: (Option<String>, Option<String>),
     ) -> Result<Self> {
         let data_dir = match data {
             Some(d) => d,
@@ -61,7 +65,20 @@ impl Context {
                 .ok()
                 .or_else(|| e.openai_api_key.clone()),
         };
+        let (store_url, vectors_url) = locations;
+        let store = StoreLocation::parse(
+            store_url.or_else(|| config.store.url.clone()).as_deref(),
+            &data_dir,
+        )?;
+        let vectors = VectorLocation::parse(
+            vectors_url
+                .or_else(|| config.store.vectors.clone())
+                .as_deref(),
+            &store,
+        )?;
         Ok(Context {
+            store,
+            vectors,
             data_dir,
             live_clock: now.is_none(),
             now: now.unwrap_or_else(Timestamp::now),
@@ -74,12 +91,12 @@ impl Context {
         self.live_clock
     }
 
-    pub fn open_store(&self) -> Result<EmbeddedStore> {
-        Ok(EmbeddedStore::open(&self.data_dir)?)
+    pub fn open_store(&self) -> Result<Arc<dyn MemoryStore>> {
+        Ok(self.store.open()?)
     }
 
     pub fn index_dir(&self) -> PathBuf {
-        self.data_dir.join("index")
+        self.store.index_dir(&self.data_dir)
     }
 
     pub fn build_embedder(&self) -> Result<Arc<dyn Embedder>, String> {
@@ -98,6 +115,7 @@ impl Context {
             &StackOptions {
                 index_dir: self.index_dir(),
                 sync: true,
+                vectors: self.vectors.clone(),
             },
             &mut progress,
         );

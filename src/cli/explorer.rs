@@ -11,8 +11,6 @@ use super::context::Context;
 use strata::embed;
 use strata::explorer::{App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
 use strata::recall::{RecallStack, StackOptions};
-use strata::store::MemoryStore;
-use strata::store::embedded::EmbeddedStore;
 
 pub struct Launch {
     /// Seed the demo memory into an empty store, and say so.
@@ -26,20 +24,26 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
     let keymap = Keymap::with_overrides(&ctx.config.keymap).map_err(|e| eyre!("config: {e}"))?;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let theme = Theme::load(&ctx.config.theme, no_color).map_err(|e| eyre!("config: {e}"))?;
-    let data_dir = ctx.data_dir.clone();
+    let location = ctx.store.clone();
     let seed_demo = launch.seed_demo;
     let open_store: StoreOpener = Box::new(move || {
-        let store = EmbeddedStore::open(&data_dir).map_err(|e| e.to_string())?;
+        let store = location.open_lazily().map_err(|e| e.to_string())?;
         let mut notices = Vec::new();
-        if seed_demo && store.stats().map_err(|e| e.to_string())?.episodes == 0 {
-            let report = strata::demo::seed(&store).map_err(|e| e.to_string())?;
-            notices.push(format!(
-                "the store was empty: seeded the demo memory ({} incidents, {} supersessions)",
-                report.new_episodes, report.new_supersessions
-            ));
+        match store.stats() {
+            Ok(stats) if seed_demo && stats.episodes == 0 => {
+                let report = strata::demo::seed(store.as_ref()).map_err(|e| e.to_string())?;
+                notices.push(format!(
+                    "the store was empty: seeded the demo memory ({} incidents, {} supersessions)",
+                    report.new_episodes, report.new_supersessions
+                ));
+            }
+            Ok(_) => {}
+            // A server that is down: open anyway; calls reconnect when it is back.
+            Err(e) => notices.push(format!("{e}; retrying on every call")),
         }
-        Ok((Arc::new(store) as Arc<dyn MemoryStore>, notices))
+        Ok((store, notices))
     });
+    let vectors = ctx.vectors.clone();
     let embedder = ctx.embedder.clone();
     let index_dir = ctx.index_dir();
     let timeout = launch
@@ -56,6 +60,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
             &StackOptions {
                 index_dir,
                 sync: true,
+                vectors,
             },
             progress,
         );

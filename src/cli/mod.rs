@@ -15,7 +15,13 @@ use args::Command;
 use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let ctx = Context::new(cli.data, cli.now, cli.config, cli.embedder)?;
+    let ctx = Context::new(
+        cli.data,
+        cli.now,
+        cli.config,
+        cli.embedder,
+        (cli.store, cli.vectors),
+    )?;
     let extra: Vec<(String, String)> = ctx
         .config
         .redact

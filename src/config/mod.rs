@@ -21,6 +21,18 @@ pub struct Config {
     pub theme: crate::explorer::ThemeSection,
     #[serde(default)]
     pub redact: RedactSection,
+    #[serde(default)]
+    pub store: StoreSection,
+}
+
+/// `[store]`: where memory lives when not in the embedded store.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSection {
+    /// `falkordb://HOST:PORT/GRAPH`
+    pub url: Option<String>,
+    /// `qdrant://HOST:PORT` or `falkordb` (the graph's own vector index)
+    pub vectors: Option<String>,
 }
 
 /// `[redact]`: patterns redacted on top of the built-in ones.

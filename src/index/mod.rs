@@ -6,7 +6,9 @@ pub mod bm25;
 mod error;
 pub mod qdrant;
 mod sync;
+mod vector_store;
 pub mod vectors;
 
 pub use error::IndexError;
 pub use sync::{SyncReport, TEXT_VERSION, episode_text, sync_text, sync_vectors};
+pub use vector_store::{VectorLocation, VectorStore};

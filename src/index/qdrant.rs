@@ -2,9 +2,8 @@
 //! server (gRPC), with the ingest watermark kept in a local state file. It stands in for
 //! [`VectorIndex`](super::vectors::VectorIndex) and offers the same synchronous calls.
 //!
-//! Each point carries `incident_fingerprint`, `ingested_at` and `t_valid` (epoch ms) in its
-//! payload; the two times drive the as-of filter. `concluded_at` is not stored yet:
-//! [`VectorRow`] has no such field.
+//! Each point carries `incident_fingerprint`, `concluded_at`, `ingested_at` and `t_valid`
+//! (epoch ms) in its payload; the last two drive the as-of filter.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -29,6 +28,7 @@ use crate::model::AsOf;
 pub const DEFAULT_PORT: u16 = 6334;
 const SCHEME: &str = "qdrant://";
 const FINGERPRINT: &str = "incident_fingerprint";
+const CONCLUDED_AT: &str = "concluded_at";
 const INGESTED_AT: &str = "ingested_at";
 const T_VALID: &str = "t_valid";
 /// Payload fields the as-of filter ranges over, indexed so filtered search stays fast.
@@ -210,6 +210,7 @@ fn as_of_filter(as_of: &AsOf) -> Filter {
 fn point(row: &VectorRow) -> PointStruct {
     let payload: HashMap<&str, Value> = HashMap::from([
         (FINGERPRINT, row.fingerprint.as_str().into()),
+        (CONCLUDED_AT, row.concluded_at.millis().into()),
         (INGESTED_AT, row.ingested_at.millis().into()),
         (T_VALID, row.t_valid.millis().into()),
     ]);
@@ -612,6 +613,7 @@ mod tests {
             fingerprint: "INC-1".to_string(),
             ingested_at: Timestamp::from_millis(20),
             t_valid: Timestamp::from_millis(10),
+            concluded_at: Timestamp::from_millis(30),
             vector: vec![0.5; 4],
         });
         assert_eq!(
@@ -621,6 +623,7 @@ mod tests {
         assert_eq!(p.payload[FINGERPRINT].as_str().unwrap(), "INC-1");
         assert_eq!(p.payload[INGESTED_AT].as_integer(), Some(20));
         assert_eq!(p.payload[T_VALID].as_integer(), Some(10));
+        assert_eq!(p.payload[CONCLUDED_AT].as_integer(), Some(30));
     }
 
     #[test]

@@ -2,8 +2,9 @@ use crate::learning::Lesson;
 use serde::Serialize;
 
 use super::IndexError;
+use super::VectorStore;
 use super::bm25::{Bm25Index, TextDoc};
-use super::vectors::{VectorIndex, VectorRow};
+use super::vectors::VectorRow;
 use crate::embed::Embedder;
 use crate::model::MemoryEpisode;
 use crate::store::MemoryStore;
@@ -44,7 +45,7 @@ pub struct SyncReport {
 fn follow(
     store: &dyn MemoryStore,
     from: u64,
-    mut page_done: impl FnMut(&[(u64, MemoryEpisode)], u64) -> Result<(), IndexError>,
+    page_done: &mut dyn FnMut(&[(u64, MemoryEpisode)], u64) -> Result<(), IndexError>,
 ) -> Result<(), IndexError> {
     let mut cursor = from;
     loop {
@@ -65,7 +66,7 @@ pub fn sync_text(
 ) -> Result<usize, IndexError> {
     let total = store.stats()?.episodes;
     let mut indexed = 0;
-    follow(store, text.watermark()?, |page, last| {
+    let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
         let texts = texts(store, page)?;
         let docs: Vec<TextDoc<'_>> = page
             .iter()
@@ -81,20 +82,26 @@ pub fn sync_text(
         indexed += docs.len();
         progress(last.min(total), total);
         Ok(())
-    })?;
+    };
+    follow(store, text.watermark()?, &mut append)?;
+    if text.len() < total {
+        // An episode was recorded behind the watermark (a server store orders by knowledge
+        // time, and another writer may record an older one): read everything again.
+        follow(store, 0, &mut append)?;
+    }
     Ok(indexed)
 }
 
 /// Brings the vector index up to the store's ingest log, embedding in batches.
 pub fn sync_vectors(
     store: &dyn MemoryStore,
-    vectors: &VectorIndex,
+    vectors: &dyn VectorStore,
     embedder: &dyn Embedder,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<usize, IndexError> {
     let total = store.stats()?.episodes;
     let mut embedded = 0;
-    follow(store, vectors.watermark()?, |page, last| {
+    let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
         let texts = texts(store, page)?;
         let batch: Vec<&str> = texts.iter().map(String::as_str).collect();
         let rows: Vec<VectorRow> = page
@@ -104,6 +111,7 @@ pub fn sync_vectors(
                 fingerprint: e.incident_fingerprint.clone(),
                 ingested_at: e.ingested_at,
                 t_valid: e.t_valid,
+                concluded_at: e.concluded_at,
                 vector,
             })
             .collect();
@@ -111,6 +119,11 @@ pub fn sync_vectors(
         embedded += rows.len();
         progress(last.min(total), total);
         Ok(())
-    })?;
+    };
+    follow(store, vectors.watermark()?, &mut append)?;
+    if (vectors.count()? as u64) < total {
+        // As for text: something was recorded behind the watermark. Upserts make this safe.
+        follow(store, 0, &mut append)?;
+    }
     Ok(embedded)
 }

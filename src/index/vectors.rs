@@ -21,6 +21,7 @@ pub struct VectorRow {
     pub fingerprint: String,
     pub ingested_at: Timestamp,
     pub t_valid: Timestamp,
+    pub concluded_at: Timestamp,
     pub vector: Vec<f32>,
 }
 

@@ -6,8 +6,7 @@ use super::leg::{Leg, RecallLeg};
 use super::legs::{Bm25Leg, GraphLeg, SemanticLeg, UnavailableLeg};
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
-use crate::index::vectors::VectorIndex;
-use crate::index::{SyncReport, sync_text, sync_vectors};
+use crate::index::{SyncReport, VectorLocation, VectorStore, sync_text, sync_vectors};
 use crate::store::MemoryStore;
 
 pub struct StackOptions {
@@ -15,6 +14,8 @@ pub struct StackOptions {
     pub index_dir: PathBuf,
     /// Bring the indexes up to date with the store before answering.
     pub sync: bool,
+    /// Where the semantic leg's vectors live.
+    pub vectors: VectorLocation,
 }
 
 /// The recall engine with its indexes, opened over a store. Any part that cannot open
@@ -22,7 +23,7 @@ pub struct StackOptions {
 pub struct RecallStack {
     pub engine: RecallEngine,
     pub text: Option<Arc<Bm25Index>>,
-    pub vectors: Option<Arc<VectorIndex>>,
+    pub vectors: Option<Arc<dyn VectorStore>>,
     pub embedder: Option<Arc<dyn Embedder>>,
     pub sync: SyncReport,
     /// Things the user should know (an index rebuilt, a leg unavailable).
@@ -57,8 +58,11 @@ impl RecallStack {
         };
         let mut semantic_down = None;
         let (embedder, vectors) = match embedder {
-            Ok(e) => match VectorIndex::open(&options.index_dir, e.model(), e.dimension()) {
-                Ok(v) => (Some(e), Some(Arc::new(v))),
+            Ok(e) => match options
+                .vectors
+                .open(&options.index_dir, e.model(), e.dimension())
+            {
+                Ok(v) => (Some(e), Some(v)),
                 Err(err) => {
                     semantic_down = Some(format!("semantic leg unavailable: {err}"));
                     (Some(e), None)
@@ -80,7 +84,7 @@ impl RecallStack {
                 }
             }
             if let (Some(v), Some(e)) = (&vectors, &embedder) {
-                match sync_vectors(store.as_ref(), v, e.as_ref(), progress) {
+                match sync_vectors(store.as_ref(), v.as_ref(), e.as_ref(), progress) {
                     Ok(n) => report.vectors_embedded = n,
                     Err(e) => notices.push(format!("vector index catch-up stopped: {e}")),
                 }

@@ -4,6 +4,7 @@
 pub mod embedded;
 mod error;
 pub mod falkordb;
+mod location;
 mod write;
 
 use serde::Serialize;
@@ -12,6 +13,7 @@ use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
 pub use error::StoreError;
+pub use location::StoreLocation;
 pub use write::{ApplyReport, BatchItem, EpisodeDraft, FactDraft, SupersedeDraft, WriteBatch};
 
 /// A fact edge reduced to what graph traversal needs: whose, and its four times.

@@ -104,6 +104,7 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
             &StackOptions {
                 index_dir,
                 sync: true,
+                vectors: Default::default(),
             },
             progress,
         );

@@ -99,6 +99,7 @@ fn bench(
             &StackOptions {
                 index_dir,
                 sync: false,
+                vectors: Default::default(),
             },
             progress,
         )

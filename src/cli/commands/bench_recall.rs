@@ -108,6 +108,7 @@ pub fn run(ctx: &Context, sizes: &[usize], queries: usize, dir: Option<&Path>) -
             &StackOptions {
                 index_dir: tmp.path().join("index"),
                 sync: true,
+                vectors: Default::default(),
             },
             &mut progress,
         );

@@ -6,7 +6,6 @@ use crate::cli::args::CodeArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{print_json, safe};
 use strata::model::AsOf;
-use strata::store::MemoryStore;
 
 pub fn run(ctx: &Context, args: &CodeArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;

@@ -6,7 +6,7 @@ use crate::cli::context::Context;
 use crate::cli::output::print_json;
 
 pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
-    let store = std::sync::Arc::new(ctx.open_store()?);
+    let store = ctx.open_store()?;
     let report = strata::demo::seed(store.as_ref())?;
     let stack = ctx.open_recall(store);
     eprintln!(

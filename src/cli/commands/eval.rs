@@ -38,7 +38,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
                 file.display()
             )
         })?;
-        let store: Arc<dyn MemoryStore> = Arc::new(ctx.open_store()?);
+        let store: Arc<dyn MemoryStore> = ctx.open_store()?;
         let stack = ctx.open_recall(store);
         let name = file.display().to_string();
         datasets.push(runtime.block_on(eval::evaluate(
@@ -127,6 +127,7 @@ fn open_stack(
         &StackOptions {
             index_dir: index_dir.to_path_buf(),
             sync: true,
+            vectors: Default::default(),
         },
         &mut progress,
     );

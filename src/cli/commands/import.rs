@@ -11,7 +11,7 @@ pub fn run(ctx: &Context, command: &ImportCommand) -> Result<ExitCode> {
     let ImportCommand::Postmortems { dir, out } = command;
     let store = ctx.open_store()?;
     eprintln!("importing postmortems from {}", dir.display());
-    let report = postmortems::import_dir(&store, dir, ctx.now)?;
+    let report = postmortems::import_dir(store.as_ref(), dir, ctx.now)?;
     if out.json {
         print_json(&report)?;
         return Ok(ExitCode::SUCCESS);

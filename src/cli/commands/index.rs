@@ -8,13 +8,13 @@ use crate::cli::output::print_json;
 use strata::store::MemoryStore;
 
 pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
-    let store: Arc<dyn MemoryStore> = Arc::new(ctx.open_store()?);
+    let store: Arc<dyn MemoryStore> = ctx.open_store()?;
     let stack = ctx.open_recall(store);
     let value = serde_json::json!({
         "text_indexed": stack.sync.text_indexed,
         "vectors_embedded": stack.sync.vectors_embedded,
         "text_documents": stack.text.as_ref().map(|t| t.len()),
-        "vectors": stack.vectors.as_ref().map(|v| v.len()),
+        "vectors": stack.vectors.as_ref().map(|v| v.count().unwrap_or(0)),
         "embedder": stack.engine.embedder_label(),
         "notices": stack.notices,
     });
@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
             stack.sync.text_indexed,
             stack.sync.vectors_embedded,
             stack.text.as_ref().map_or(0, |t| t.len()),
-            stack.vectors.as_ref().map_or(0, |v| v.len()),
+            stack.vectors.as_ref().map_or(0, |v| v.count().unwrap_or(0)),
             stack.engine.embedder_label()
         );
     }

@@ -20,7 +20,7 @@ struct FileReport {
 /// Each file is validated whole, then written as one transaction; a bad file writes nothing
 /// and the files after it are not attempted.
 pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
-    let store = std::sync::Arc::new(ctx.open_store()?);
+    let store = ctx.open_store()?;
     let mut reports = Vec::new();
     let total = args.files.len();
     for (n, path) in args.files.iter().enumerate() {

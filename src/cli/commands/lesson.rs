@@ -14,7 +14,7 @@ pub fn run(ctx: &Context, args: &FactsArgs) -> Result<ExitCode> {
         valid_at: args.valid_at.unwrap_or(ctx.now),
         known_at: args.known_at.unwrap_or(ctx.now),
     };
-    let view = lesson_as_of(&store, &args.fingerprint, as_of)?;
+    let view = lesson_as_of(store.as_ref(), &args.fingerprint, as_of)?;
     if args.out.json {
         print_json(&view)?;
         return Ok(ExitCode::SUCCESS);

@@ -10,7 +10,7 @@ use strata::query::{LineageLink, lineage};
 pub fn run(ctx: &Context, args: &LineageArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;
     let known_at = args.known_at.unwrap_or(ctx.now);
-    let chain = lineage(&store, &args.fingerprint, known_at)?;
+    let chain = lineage(store.as_ref(), &args.fingerprint, known_at)?;
     if args.out.json {
         print_json(&chain)?;
         return Ok(ExitCode::SUCCESS);

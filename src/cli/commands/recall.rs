@@ -11,7 +11,7 @@ use strata::recall::{Leg, LegStatus, RecallRequest, RecallResponse};
 use strata::store::MemoryStore;
 
 pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
-    let store: Arc<dyn MemoryStore> = Arc::new(ctx.open_store()?);
+    let store: Arc<dyn MemoryStore> = ctx.open_store()?;
     let mut stack = ctx.open_recall(store);
     if let Some(ms) = args.timeout_ms {
         stack.engine.timeout = std::time::Duration::from_millis(ms);

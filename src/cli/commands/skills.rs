@@ -6,7 +6,6 @@ use crate::cli::args::{SkillCommand, SkillsArgs};
 use crate::cli::context::Context;
 use crate::cli::output::{opt_time, print_json, safe};
 use strata::learning::skill::current;
-use strata::store::MemoryStore;
 
 pub fn add(ctx: &Context, command: &SkillCommand) -> Result<ExitCode> {
     let SkillCommand::Add { file, out } = command;

@@ -4,7 +4,6 @@ use color_eyre::eyre::Result;
 
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
-use strata::store::MemoryStore;
 
 pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
     let store = ctx.open_store()?;

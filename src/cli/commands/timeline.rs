@@ -7,7 +7,7 @@ use crate::cli::args::TimelineArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{excerpt, print_json, safe};
 use strata::model::MemoryEpisode;
-use strata::store::{MemoryStore, TimelineQuery};
+use strata::store::TimelineQuery;
 
 #[derive(Serialize)]
 struct TimelineJson<'a> {

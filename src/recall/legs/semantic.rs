@@ -2,17 +2,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::embed::Embedder;
-use crate::index::vectors::VectorIndex;
+use crate::index::VectorStore;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
 
 /// kNN over episode embeddings; the query embedding is timed on its own.
 pub struct SemanticLeg {
     embedder: Arc<dyn Embedder>,
-    index: Arc<VectorIndex>,
+    index: Arc<dyn VectorStore>,
 }
 
 impl SemanticLeg {
-    pub fn new(embedder: Arc<dyn Embedder>, index: Arc<VectorIndex>) -> Self {
+    pub fn new(embedder: Arc<dyn Embedder>, index: Arc<dyn VectorStore>) -> Self {
         SemanticLeg { embedder, index }
     }
 }

@@ -75,37 +75,38 @@ macro_rules! valid_fact {
     };
 }
 
-pub const LIST_INDEXES: &str =
-    "CALL db.indexes() YIELD label, properties RETURN label, toString(properties)";
+/// Every indexed property: (label or relationship type, property, RANGE or VECTOR).
+pub const LIST_INDEXES: &str = "CALL db.indexes() YIELD label, properties, types \
+     UNWIND properties AS p UNWIND types[p] AS t RETURN label, p, t";
 
-/// (label or relationship type, the properties as `db.indexes` prints them, the statement).
-pub const INDEXES: [(&str, &str, &str); 6] = [
+/// The range indexes the queries rely on: (label or relationship type, properties, statement).
+pub const INDEXES: [(&str, &[&str], &str); 6] = [
     (
         "MemoryEpisode",
-        "[incident_fingerprint, concluded_at, ingested_at]",
+        &["incident_fingerprint", "concluded_at", "ingested_at"],
         "CREATE INDEX FOR (e:MemoryEpisode) ON (e.incident_fingerprint, e.concluded_at, e.ingested_at)",
     ),
     (
         "MemoryEntity",
-        "[entity_type, entity_ref]",
+        &["entity_type", "entity_ref"],
         "CREATE INDEX FOR (n:MemoryEntity) ON (n.entity_type, n.entity_ref)",
     ),
     (
         "MENTIONS",
-        "[t_valid, t_invalid, ingested_at, expired_at]",
+        &["t_valid", "t_invalid", "ingested_at", "expired_at"],
         "CREATE INDEX FOR ()-[r:MENTIONS]-() ON (r.t_valid, r.t_invalid, r.ingested_at, r.expired_at)",
     ),
     (
         "RESOLVED_BY",
-        "[t_valid, t_invalid, ingested_at, expired_at]",
+        &["t_valid", "t_invalid", "ingested_at", "expired_at"],
         "CREATE INDEX FOR ()-[r:RESOLVED_BY]-() ON (r.t_valid, r.t_invalid, r.ingested_at, r.expired_at)",
     ),
     (
         "SUPERSEDES",
-        "[t_valid, ingested_at]",
+        &["t_valid", "ingested_at"],
         "CREATE INDEX FOR ()-[r:SUPERSEDES]-() ON (r.t_valid, r.ingested_at)",
     ),
-    ("Skill", "[name]", "CREATE INDEX FOR (k:Skill) ON (k.name)"),
+    ("Skill", &["name"], "CREATE INDEX FOR (k:Skill) ON (k.name)"),
 ];
 
 pub const EPISODE: &str = concat!(
@@ -284,3 +285,26 @@ pub const CHECK_LINEAGE: &str = "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:Memo
      WITH e, s, p, count(r) AS facts, sum(CASE WHEN r.t_invalid = s.t_valid THEN 1 ELSE 0 END) AS closed \
      WHERE facts = 0 OR closed = 0 \
      RETURN e.incident_fingerprint, p.incident_fingerprint, s.entity_type, s.entity_ref LIMIT 100";
+
+pub const VECTOR_META: &str = "MATCH (m:StrataVectorIndex {property: 'embedding'}) \
+     RETURN m.model, m.dimension, m.watermark";
+
+pub const VECTOR_META_CREATE: &str = "MERGE (m:StrataVectorIndex {property: 'embedding'}) \
+     ON CREATE SET m.model = $model, m.dimension = $dim, m.watermark = 0";
+
+pub const CREATE_VECTOR_INDEX: &str = "CREATE VECTOR INDEX FOR (e:MemoryEpisode) ON (e.embedding) \
+     OPTIONS {dimension: $dim, similarityFunction: 'cosine'}";
+
+pub const VECTOR_COUNT: &str =
+    "MATCH (e:MemoryEpisode) WHERE e.embedding IS NOT NULL RETURN count(e)";
+
+pub const VECTOR_APPEND: &str = "UNWIND $rows AS x \
+     MATCH (e:MemoryEpisode {incident_fingerprint: x.fp}) SET e.embedding = vecf32(x.v) \
+     WITH count(e) AS written \
+     MATCH (m:StrataVectorIndex {property: 'embedding'}) SET m.watermark = $watermark";
+
+/// kNN, then the as-of filter; the third column says whether the hit is visible at (V, K).
+pub const VECTOR_SEARCH: &str = "CALL db.idx.vector.queryNodes('MemoryEpisode', 'embedding', $k, vecf32($q)) \
+     YIELD node, score \
+     RETURN node.incident_fingerprint, score, \
+     CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END";

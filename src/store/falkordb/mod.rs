@@ -8,6 +8,7 @@ mod params;
 mod read;
 mod rows;
 mod url;
+mod vectors;
 mod walk;
 mod write;
 
@@ -20,7 +21,8 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use crate::store::StoreError;
 pub use params::Param;
 use rows::Rows;
-pub use url::FalkorUrl;
+pub use url::{FalkorUrl, FalkorUrlError};
+pub use vectors::FalkorVectors;
 
 /// How long one query may take before the call fails (the connection then reconnects).
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -121,7 +123,7 @@ impl FalkorStore {
     }
 
     /// Runs a constant Cypher template with parameters.
-    fn query(
+    pub(crate) fn query(
         &self,
         template: &'static str,
         params: &[(&'static str, Param)],
@@ -155,14 +157,19 @@ impl FalkorStore {
         let existing = self.run(cypher::LIST_INDEXES, &[])?;
         let mut have = std::collections::BTreeSet::new();
         for row in existing.iter() {
-            have.insert((row.string(0)?, row.string(1)?));
+            if row.string(2)? == "RANGE" {
+                have.insert((row.string(0)?, row.string(1)?));
+            }
         }
         for (label, properties, create) in cypher::INDEXES {
-            if have.contains(&(label.to_string(), properties.to_string())) {
+            if properties
+                .iter()
+                .all(|p| have.contains(&(label.to_string(), p.to_string())))
+            {
                 continue;
             }
             if let Err(e) = self.run(create, &[]) {
-                // Another process may have created it meanwhile.
+                // Another process created it meanwhile, or indexed part of it already.
                 if !e.to_string().contains("already indexed") {
                     return Err(e);
                 }

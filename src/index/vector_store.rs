@@ -1,0 +1,107 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use super::IndexError;
+use super::qdrant::QdrantVectors;
+use super::vectors::{Scored, VectorIndex, VectorRow};
+use crate::model::AsOf;
+use crate::store::StoreLocation;
+use crate::store::falkordb::{FalkorUrl, FalkorVectors};
+
+/// Where the semantic leg's episode vectors live. Each records its model and dimension and
+/// refuses an embedder of another.
+pub trait VectorStore: Send + Sync {
+    /// For status lines: which index, where.
+    fn describe(&self) -> String;
+    fn count(&self) -> Result<usize, IndexError>;
+    /// The store ingest sequence read up to.
+    fn watermark(&self) -> Result<u64, IndexError>;
+    /// Upserts rows (by fingerprint) and advances the watermark.
+    fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError>;
+    /// Cosine kNN over vectors known at K and begun by V: best first, ties by fingerprint.
+    fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError>;
+}
+
+/// `--vectors`: a local index in the data directory (the default), Qdrant, or the FalkorDB
+/// graph's own vector index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum VectorLocation {
+    #[default]
+    Local,
+    Qdrant(String),
+    FalkorDb(FalkorUrl),
+}
+
+impl VectorLocation {
+    /// `qdrant://HOST:PORT`, or `falkordb` (the store's graph, which must then be on FalkorDB).
+    pub fn parse(url: Option<&str>, store: &StoreLocation) -> Result<Self, IndexError> {
+        let bad = |message: String| IndexError::Vectors {
+            path: url.unwrap_or_default().into(),
+            message,
+        };
+        match url {
+            None | Some("local") => Ok(VectorLocation::Local),
+            Some(u) if u.starts_with("qdrant://") => Ok(VectorLocation::Qdrant(u.to_string())),
+            Some("falkordb") => match store {
+                StoreLocation::FalkorDb(graph) => Ok(VectorLocation::FalkorDb(graph.clone())),
+                StoreLocation::Embedded(_) => Err(bad(
+                    "--vectors falkordb uses the graph's own vector index: it needs --store falkordb://HOST:PORT/GRAPH".into(),
+                )),
+            },
+            Some(other) => Err(bad(format!(
+                "expected qdrant://HOST:PORT, falkordb or local, got {other:?}"
+            ))),
+        }
+    }
+
+    pub fn open(
+        &self,
+        index_dir: &Path,
+        model: &str,
+        dimension: usize,
+    ) -> Result<Arc<dyn VectorStore>, IndexError> {
+        Ok(match self {
+            VectorLocation::Local => Arc::new(VectorIndex::open(index_dir, model, dimension)?),
+            VectorLocation::Qdrant(url) => {
+                Arc::new(QdrantVectors::open(url, model, dimension, index_dir)?)
+            }
+            VectorLocation::FalkorDb(url) => Arc::new(FalkorVectors::open(url, model, dimension)?),
+        })
+    }
+}
+
+impl VectorStore for VectorIndex {
+    fn describe(&self) -> String {
+        format!("local {} index", self.model())
+    }
+    fn count(&self) -> Result<usize, IndexError> {
+        Ok(self.len())
+    }
+    fn watermark(&self) -> Result<u64, IndexError> {
+        VectorIndex::watermark(self)
+    }
+    fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
+        VectorIndex::append(self, rows, watermark)
+    }
+    fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
+        VectorIndex::search(self, query, as_of, limit)
+    }
+}
+
+impl VectorStore for QdrantVectors {
+    fn describe(&self) -> String {
+        format!("Qdrant collection {}", self.collection())
+    }
+    fn count(&self) -> Result<usize, IndexError> {
+        self.len()
+    }
+    fn watermark(&self) -> Result<u64, IndexError> {
+        QdrantVectors::watermark(self)
+    }
+    fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
+        QdrantVectors::append(self, rows, watermark)
+    }
+    fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
+        QdrantVectors::search(self, query, as_of, limit)
+    }
+}

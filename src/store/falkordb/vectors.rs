@@ -1,0 +1,173 @@
+//! The semantic leg inside FalkorDB: episode embeddings as a vector property of
+//! `MemoryEpisode` under FalkorDB's own cosine vector index, so a FalkorDB-only deployment
+//! has all three legs. A `StrataVectorIndex` node records the model, dimension and watermark.
+
+use std::path::PathBuf;
+
+use super::{FalkorStore, FalkorUrl, Param, cypher};
+use crate::index::vectors::{Scored, VectorRow};
+use crate::index::{IndexError, VectorStore};
+use crate::model::AsOf;
+
+pub struct FalkorVectors {
+    store: FalkorStore,
+    model: String,
+    dimension: usize,
+}
+
+impl FalkorVectors {
+    pub fn open(url: &FalkorUrl, model: &str, dimension: usize) -> Result<Self, IndexError> {
+        let store = FalkorStore::connect(url)?;
+        let dim = Param::Int(i64::try_from(dimension).unwrap_or(i64::MAX));
+        let meta = store.query(cypher::VECTOR_META, &[])?;
+        match meta.first() {
+            Some(row) => {
+                let (found_model, found_dimension) = (row.string(0)?, row.int(1)?);
+                if found_model != model || usize::try_from(found_dimension).ok() != Some(dimension)
+                {
+                    return Err(IndexError::EmbedderMismatch {
+                        path: PathBuf::from(url.to_string()),
+                        found_model,
+                        found_dimension: usize::try_from(found_dimension).unwrap_or(0),
+                        model: model.to_string(),
+                        dimension,
+                    });
+                }
+            }
+            None => {
+                store.query(
+                    cypher::VECTOR_META_CREATE,
+                    &[("model", Param::from(model)), ("dim", dim.clone())],
+                )?;
+            }
+        }
+        let indexed = store.query(cypher::LIST_INDEXES, &[])?;
+        let mut present = false;
+        for row in indexed.iter() {
+            present |= row.string(0)? == "MemoryEpisode"
+                && row.string(1)? == "embedding"
+                && row.string(2)? == "VECTOR";
+        }
+        if !present {
+            store.query(cypher::CREATE_VECTOR_INDEX, &[("dim", dim)])?;
+        }
+        Ok(FalkorVectors {
+            store,
+            model: model.to_string(),
+            dimension,
+        })
+    }
+}
+
+impl VectorStore for FalkorVectors {
+    fn describe(&self) -> String {
+        format!(
+            "FalkorDB vector index of {} ({})",
+            self.model,
+            self.store.url()
+        )
+    }
+
+    fn count(&self) -> Result<usize, IndexError> {
+        let rows = self.store.query(cypher::VECTOR_COUNT, &[])?;
+        Ok(rows
+            .first()
+            .map(|r| r.int(0))
+            .transpose()?
+            .map_or(0, |n| usize::try_from(n).unwrap_or(0)))
+    }
+
+    fn watermark(&self) -> Result<u64, IndexError> {
+        let rows = self.store.query(cypher::VECTOR_META, &[])?;
+        Ok(rows
+            .first()
+            .map(|r| r.opt_int(2))
+            .transpose()?
+            .flatten()
+            .map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
+    fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
+        let mut list = Vec::with_capacity(rows.len());
+        for r in rows {
+            if r.vector.len() != self.dimension {
+                return Err(IndexError::Dimension {
+                    expected: self.dimension,
+                    got: r.vector.len(),
+                });
+            }
+            list.push(Param::Map(vec![
+                ("fp", Param::from(r.fingerprint.as_str())),
+                (
+                    "v",
+                    Param::List(
+                        r.vector
+                            .iter()
+                            .map(|x| Param::Float(f64::from(*x)))
+                            .collect(),
+                    ),
+                ),
+            ]));
+        }
+        self.store.query(
+            cypher::VECTOR_APPEND,
+            &[
+                ("rows", Param::List(list)),
+                (
+                    "watermark",
+                    Param::Int(i64::try_from(watermark).unwrap_or(i64::MAX)),
+                ),
+            ],
+        )?;
+        Ok(())
+    }
+
+    fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
+        if query.len() != self.dimension {
+            return Err(IndexError::Dimension {
+                expected: self.dimension,
+                got: query.len(),
+            });
+        }
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let vector = Param::List(query.iter().map(|x| Param::Float(f64::from(*x))).collect());
+        let total = self.count()?;
+        // The as-of filter runs after the kNN: ask for more until enough survive it.
+        let mut k = (limit * 4).min(total.max(1));
+        loop {
+            let rows = self.store.query(
+                cypher::VECTOR_SEARCH,
+                &[
+                    ("k", Param::Int(i64::try_from(k).unwrap_or(i64::MAX))),
+                    ("q", vector.clone()),
+                    ("V", Param::Int(as_of.valid_at.millis())),
+                    ("K", Param::Int(as_of.known_at.millis())),
+                ],
+            )?;
+            let mut hits = Vec::new();
+            let mut returned = 0;
+            for row in rows.iter() {
+                returned += 1;
+                if row.int(2)? == 1 {
+                    hits.push(Scored {
+                        fingerprint: row.string(0)?,
+                        // FalkorDB reports cosine distance.
+                        score: (1.0 - row.float(1)?) as f32,
+                    });
+                }
+            }
+            if hits.len() >= limit || returned < k || k >= total {
+                hits.sort_by(|a, b| {
+                    b.score
+                        .total_cmp(&a.score)
+                        .then_with(|| a.fingerprint.cmp(&b.fingerprint))
+                });
+                hits.truncate(limit);
+                return Ok(hits);
+            }
+            k = (k * 4).min(total);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::falkordb::{FalkorStore, FalkorUrl};
+use super::{MemoryStore, StoreError, embedded::EmbeddedStore};
+
+/// Where memory lives: the embedded store in the data directory (the default), or a graph on
+/// a FalkorDB server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StoreLocation {
+    Embedded(PathBuf),
+    FalkorDb(FalkorUrl),
+}
+
+impl StoreLocation {
+    /// `url` is `falkordb://HOST:PORT/GRAPH`; none means the embedded store in `data_dir`.
+    pub fn parse(url: Option<&str>, data_dir: &Path) -> Result<Self, StoreError> {
+        match url {
+            None => Ok(StoreLocation::Embedded(data_dir.to_path_buf())),
+            Some(u) => u.parse().map(StoreLocation::FalkorDb).map_err(
+                |e: super::falkordb::FalkorUrlError| StoreError::Open {
+                    path: PathBuf::from(u),
+                    message: e.to_string(),
+                },
+            ),
+        }
+    }
+
+    /// Opens the store; a server that is down is an error naming it.
+    pub fn open(&self) -> Result<Arc<dyn MemoryStore>, StoreError> {
+        Ok(match self {
+            StoreLocation::Embedded(dir) => Arc::new(EmbeddedStore::open(dir)?),
+            StoreLocation::FalkorDb(url) => Arc::new(FalkorStore::connect(url)?),
+        })
+    }
+
+    /// Opens the store without waiting for a server: calls fail until it answers, then
+    /// reconnect. For the explorer, which must open whatever the server's state.
+    pub fn open_lazily(&self) -> Result<Arc<dyn MemoryStore>, StoreError> {
+        Ok(match self {
+            StoreLocation::Embedded(dir) => Arc::new(EmbeddedStore::open(dir)?),
+            StoreLocation::FalkorDb(url) => Arc::new(FalkorStore::connect_lazily(url)?),
+        })
+    }
+
+    /// Where the indexes derived from this store live: one directory per store.
+    pub fn index_dir(&self, data_dir: &Path) -> PathBuf {
+        match self {
+            StoreLocation::Embedded(_) => data_dir.join("index"),
+            StoreLocation::FalkorDb(url) => data_dir.join("index").join(url.slug()),
+        }
+    }
+}
