@@ -41,11 +41,14 @@ pub struct SyncReport {
     pub vectors_embedded: usize,
 }
 
+/// What to do with one page of the ingest log, given the sequence it ends at.
+type PageDone<'a> = dyn FnMut(&[(u64, MemoryEpisode)], u64) -> Result<(), IndexError> + 'a;
+
 /// Pages of the store's ingest log after `from`, until it is exhausted.
 fn follow(
     store: &dyn MemoryStore,
     from: u64,
-    page_done: &mut dyn FnMut(&[(u64, MemoryEpisode)], u64) -> Result<(), IndexError>,
+    page_done: &mut PageDone<'_>,
 ) -> Result<(), IndexError> {
     let mut cursor = from;
     loop {
