@@ -338,6 +338,22 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 512)]
         batch: usize,
     },
+    /// FalkorDB against the embedded store on the same data: batched ingest throughput and
+    /// per-leg and fused recall latency (JSON). Needs --store falkordb://HOST:PORT/GRAPH; writes
+    /// into a scratch graph GRAPH_bench_N_PID and deletes it afterwards
+    Server {
+        /// Comma-separated store sizes
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize])]
+        episodes: Vec<usize>,
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Records per batch (one write each)
+        #[arg(long, default_value_t = 1000)]
+        batch: usize,
+        /// Where to build the embedded store and the indexes [default: a temporary directory]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Ingest throughput and open time of the embedded store at each size (JSON)
     Store {
         /// Comma-separated store sizes

@@ -79,13 +79,22 @@ fn walk(
     known_at: Timestamp,
     direction: Direction,
 ) -> Result<Vec<LineageLink>, QueryError> {
+    let backwards = matches!(direction, Direction::Backwards);
+    // A store that can fetch the reachable edges in one query does; otherwise edge by edge.
+    let fetched = store.lineage_edges(start, backwards, known_at)?;
     let mut seen = BTreeSet::from([start.to_string()]);
     let mut queue = VecDeque::from([(start.to_string(), 1usize)]);
     let mut links = Vec::new();
     while let Some((fp, depth)) = queue.pop_front() {
-        let mut edges = match direction {
-            Direction::Backwards => store.supersedes(&fp)?,
-            Direction::Forwards => store.superseded_by(&fp)?,
+        let mut edges = match (&fetched, direction) {
+            (Some(all), Direction::Backwards) => {
+                all.iter().filter(|s| s.episode == fp).cloned().collect()
+            }
+            (Some(all), Direction::Forwards) => {
+                all.iter().filter(|s| s.prior == fp).cloned().collect()
+            }
+            (None, Direction::Backwards) => store.supersedes(&fp)?,
+            (None, Direction::Forwards) => store.superseded_by(&fp)?,
         };
         edges.retain(|s| s.ingested_at <= known_at);
         edges.sort_by(|a, b| {

@@ -130,6 +130,19 @@ pub trait MemoryStore: Send + Sync {
         Ok(None)
     }
 
+    /// Every lineage edge reachable from `fingerprint` through edges recorded by `known_at`:
+    /// backwards, the priors it superseded and theirs; forwards, what superseded it and so on.
+    /// `None`: callers walk [`Self::supersedes`] / [`Self::superseded_by`] edge by edge.
+    fn lineage_edges(
+        &self,
+        fingerprint: &str,
+        backwards: bool,
+        known_at: Timestamp,
+    ) -> Result<Option<Vec<Supersession>>, StoreError> {
+        let _ = (fingerprint, backwards, known_at);
+        Ok(None)
+    }
+
     /// The code units a service owns (by the `entity_ref` of its `service:` entity).
     fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {
         let _ = service;

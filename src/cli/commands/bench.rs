@@ -47,6 +47,12 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             size,
             dir,
         } => super::bench_explorer::run(ctx, episodes, *frames, *size, dir.as_deref()),
+        BenchCommand::Server {
+            episodes,
+            queries,
+            batch,
+            dir,
+        } => super::bench_server::run(ctx, episodes, *queries, *batch, dir.as_deref()),
         BenchCommand::Embed { queries, batch } => {
             super::bench_recall::run_embed(ctx, *queries, *batch)
         }

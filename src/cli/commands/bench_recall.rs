@@ -52,7 +52,7 @@ struct RecallBench {
     meets_target: bool,
 }
 
-const QUERIES: &[(&str, &str)] = &[
+pub(crate) const QUERIES: &[(&str, &str)] = &[
     (
         "login loop after the session secret was rotated on authelia",
         "service:authelia",

@@ -308,3 +308,19 @@ pub const VECTOR_SEARCH: &str = "CALL db.idx.vector.queryNodes('MemoryEpisode', 
      YIELD node, score \
      RETURN node.incident_fingerprint, score, \
      CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END";
+
+/// Lineage edges reachable backwards (to the priors) through edges recorded by $K.
+pub const LINEAGE_BACKWARDS: &str = concat!(
+    "MATCH path = (:MemoryEpisode {incident_fingerprint: $fp})-[:SUPERSEDES*1..64]->(:MemoryEpisode) \
+     WHERE all(r IN relationships(path) WHERE r.ingested_at <= $K) \
+     UNWIND relationships(path) AS s WITH DISTINCT s WITH s, startNode(s) AS e, endNode(s) AS p RETURN ",
+    lineage_columns!()
+);
+
+/// Lineage edges reachable forwards (to what superseded it) through edges recorded by $K.
+pub const LINEAGE_FORWARDS: &str = concat!(
+    "MATCH path = (:MemoryEpisode)-[:SUPERSEDES*1..64]->(:MemoryEpisode {incident_fingerprint: $fp}) \
+     WHERE all(r IN relationships(path) WHERE r.ingested_at <= $K) \
+     UNWIND relationships(path) AS s WITH DISTINCT s WITH s, startNode(s) AS e, endNode(s) AS p RETURN ",
+    lineage_columns!()
+);

@@ -436,6 +436,30 @@ impl MemoryStore for FalkorStore {
         self.add_skill_versions(drafts, recorded_at)
     }
 
+    fn lineage_edges(
+        &self,
+        fingerprint: &str,
+        backwards: bool,
+        known_at: Timestamp,
+    ) -> Result<Option<Vec<Supersession>>, StoreError> {
+        let template = if backwards {
+            cypher::LINEAGE_BACKWARDS
+        } else {
+            cypher::LINEAGE_FORWARDS
+        };
+        let rows = self.query(
+            template,
+            &[
+                ("fp", Param::from(fingerprint)),
+                ("K", Param::Int(known_at.millis())),
+            ],
+        )?;
+        rows.iter()
+            .map(|r| lineage(&r))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
     fn walk(
         &self,
         seeds: &[EntityKey],

@@ -1,0 +1,392 @@
+//! `strata bench server`: the FalkorDB backend against the embedded store on the same synthetic
+//! memories — batched ingest throughput through the real ingest path, then per-leg and fused
+//! recall latency. Each size writes into a scratch graph `<graph>_bench_<N>_<pid>` on the server
+//! named by `--store`, deleted afterwards, so a real graph is never touched.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, bail, eyre};
+use serde::Serialize;
+
+use super::bench::scratch_dir;
+use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use crate::cli::context::{Context, progress_printer};
+use crate::cli::output::print_json;
+use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
+use strata::index::VectorLocation;
+use strata::ingest;
+use strata::model::{AsOf, EntityKey};
+use strata::recall::{
+    FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
+};
+use strata::store::embedded::EmbeddedStore;
+use strata::store::falkordb::{FalkorStore, FalkorUrl};
+use strata::store::{MemoryStore, StoreLocation};
+
+const TARGET_INGEST_PER_S: f64 = 1000.0;
+const TARGET_FUSED_P95_MS: f64 = 50.0;
+
+#[derive(Serialize)]
+struct IngestStats {
+    ingest_seconds: f64,
+    ingest_episodes_per_s: f64,
+    validate_seconds: f64,
+    write_seconds: f64,
+    /// One `ingest::write` call per batch.
+    batch_write_ms: Percentiles,
+    /// What the store reports holding afterwards (the synthetic records are distinct).
+    episodes_stored: u64,
+}
+
+#[derive(Serialize)]
+struct RecallStats {
+    /// Opening the recall stack: catching BM25 and the vectors up with the store.
+    index_build_seconds: f64,
+    semantic_ms: Percentiles,
+    bm25_ms: Percentiles,
+    graph_ms: Percentiles,
+    fused_ms: Percentiles,
+    legs_not_ok: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_leg_error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct BackendBench {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    graph: Option<String>,
+    #[serde(flatten)]
+    ingest: IngestStats,
+    #[serde(flatten)]
+    recall: RecallStats,
+}
+
+#[derive(Serialize)]
+struct VectorIndexBench {
+    index_build_seconds: f64,
+    semantic_ms: Percentiles,
+    fused_ms: Percentiles,
+    legs_not_ok: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_leg_error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ServerBench {
+    episodes: usize,
+    batch_size: usize,
+    queries: usize,
+    vector_search: &'static str,
+    embedded: BackendBench,
+    falkordb: BackendBench,
+    falkordb_vector_index: VectorIndexBench,
+    target_ingest_episodes_per_s: f64,
+    target_fused_p95_ms: f64,
+    meets_targets: bool,
+}
+
+/// A scratch graph on the server, deleted with `GRAPH.DELETE` when dropped.
+struct ScratchGraph {
+    url: FalkorUrl,
+    client: redis::Client,
+}
+
+impl ScratchGraph {
+    fn create(base: &FalkorUrl, n: usize) -> Result<Self> {
+        let url = FalkorUrl {
+            graph: format!("{}_bench_{n}_{}", base.graph, std::process::id()),
+            ..base.clone()
+        };
+        let client = redis::Client::open(format!("redis://{}:{}/", url.host, url.port))?;
+        let mut connection = client
+            .get_connection_with_timeout(Duration::from_secs(2))
+            .map_err(|e| eyre!("FalkorDB at {} is unreachable: {e}", url.address()))?;
+        let exists: i64 = redis::cmd("EXISTS")
+            .arg(&url.graph)
+            .query(&mut connection)?;
+        if exists != 0 {
+            bail!(
+                "graph {} already exists on {}: a leftover of an earlier bench? delete it with \
+                 GRAPH.DELETE {} and rerun",
+                url.graph,
+                url.address(),
+                url.graph
+            );
+        }
+        Ok(ScratchGraph { url, client })
+    }
+
+    fn delete(&self) -> Result<()> {
+        let mut connection = self
+            .client
+            .get_connection_with_timeout(Duration::from_secs(2))?;
+        let _: redis::Value = redis::cmd("GRAPH.DELETE")
+            .arg(&self.url.graph)
+            .query(&mut connection)?;
+        Ok(())
+    }
+}
+
+impl Drop for ScratchGraph {
+    fn drop(&mut self) {
+        match self.delete() {
+            Ok(()) => eprintln!("  deleted scratch graph {}", self.url.graph),
+            Err(e) => eprintln!(
+                "  could not delete scratch graph {} on {}: {e}",
+                self.url.graph,
+                self.url.address()
+            ),
+        }
+    }
+}
+
+pub fn run(
+    ctx: &Context,
+    sizes: &[usize],
+    queries: usize,
+    batch: usize,
+    dir: Option<&Path>,
+) -> Result<ExitCode> {
+    let base = match &ctx.store {
+        StoreLocation::FalkorDb(url) => url.clone(),
+        StoreLocation::Embedded(_) => bail!(
+            "bench server needs a FalkorDB server: pass --store falkordb://127.0.0.1:PORT/GRAPH \
+             (scripts/falkordb start DIR starts one and prints its port); the bench writes into \
+             a scratch graph GRAPH_bench_N_PID and deletes it afterwards"
+        ),
+    };
+    let batch = batch.max(1);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()?;
+    let mut results = Vec::new();
+    for &n in sizes {
+        results.push(bench_size(ctx, &runtime, &base, n, queries, batch, dir)?);
+    }
+    print_json(&serde_json::json!({ "bench": "server", "results": results }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_size(
+    ctx: &Context,
+    runtime: &tokio::runtime::Runtime,
+    base: &FalkorUrl,
+    n: usize,
+    queries: usize,
+    batch: usize,
+    dir: Option<&Path>,
+) -> Result<ServerBench> {
+    // Declared first, dropped last: the graph is deleted after every connection to it.
+    let scratch = ScratchGraph::create(base, n)?;
+    let url = scratch.url.clone();
+    let tmp = scratch_dir(dir)?;
+    eprintln!(
+        "bench server: {n} episodes in batches of {batch}; FalkorDB graph {} on {}",
+        url.graph,
+        url.address()
+    );
+
+    eprintln!(" embedded store");
+    let embedded: Arc<dyn MemoryStore> = Arc::new(EmbeddedStore::open(&tmp.path().join("store"))?);
+    let embedded_ingest = ingest_into(ctx, embedded.as_ref(), n, batch)?;
+    eprintln!(" falkordb store");
+    let falkor: Arc<dyn MemoryStore> = Arc::new(FalkorStore::connect(&url)?);
+    let falkor_ingest = ingest_into(ctx, falkor.as_ref(), n, batch)?;
+
+    let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
+    let cached = Arc::new(CachedEmbedder::new(hash));
+    for (text, _) in QUERIES {
+        cached.embed(text).map_err(|e| eyre!("{e}"))?;
+    }
+    let embedder = cached as Arc<dyn Embedder>;
+
+    eprintln!(" recall over the embedded store");
+    let embedded_recall = recall_pass(
+        ctx,
+        runtime,
+        embedded,
+        &embedder,
+        &tmp.path().join("index-embedded"),
+        VectorLocation::Local,
+        queries,
+    )?;
+    eprintln!(" recall over falkordb (local vector index)");
+    let falkor_recall = recall_pass(
+        ctx,
+        runtime,
+        falkor.clone(),
+        &embedder,
+        &tmp.path().join("index-falkordb"),
+        VectorLocation::Local,
+        queries,
+    )?;
+    eprintln!(" recall over falkordb (the graph's own vector index)");
+    let vector_recall = recall_pass(
+        ctx,
+        runtime,
+        falkor,
+        &embedder,
+        &tmp.path().join("index-falkordb-vectors"),
+        VectorLocation::FalkorDb(url.clone()),
+        queries,
+    )?;
+
+    let meets = falkor_ingest.ingest_episodes_per_s >= TARGET_INGEST_PER_S
+        && falkor_recall.fused_ms.p95 <= TARGET_FUSED_P95_MS
+        && falkor_recall.legs_not_ok == 0;
+    Ok(ServerBench {
+        episodes: n,
+        batch_size: batch,
+        queries,
+        vector_search: "384-d hash embedder; local: exact (flat, cosine)",
+        embedded: BackendBench {
+            address: None,
+            graph: None,
+            ingest: embedded_ingest,
+            recall: embedded_recall,
+        },
+        falkordb: BackendBench {
+            address: Some(url.address()),
+            graph: Some(url.graph.clone()),
+            ingest: falkor_ingest,
+            recall: falkor_recall,
+        },
+        falkordb_vector_index: VectorIndexBench {
+            index_build_seconds: vector_recall.index_build_seconds,
+            semantic_ms: vector_recall.semantic_ms,
+            fused_ms: vector_recall.fused_ms,
+            legs_not_ok: vector_recall.legs_not_ok,
+            first_leg_error: vector_recall.first_leg_error,
+        },
+        target_ingest_episodes_per_s: TARGET_INGEST_PER_S,
+        target_fused_p95_ms: TARGET_FUSED_P95_MS,
+        meets_targets: meets,
+    })
+}
+
+/// Writes synthetic records `0..n` through the real ingest path in batches, timing validation
+/// (`prepare_text`) and the write of each batch apart; generating the text is not timed.
+fn ingest_into(
+    ctx: &Context,
+    store: &dyn MemoryStore,
+    n: usize,
+    batch: usize,
+) -> Result<IngestStats> {
+    let (mut validate, mut write) = (0.0f64, 0.0f64);
+    let mut batch_ms = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let end = (start + batch).min(n);
+        let mut text = String::new();
+        for i in start..end {
+            text.push_str(&serde_json::to_string(&strata::synthetic::record(i))?);
+            text.push('\n');
+        }
+        let t0 = Instant::now();
+        let prepared = ingest::prepare_text("bench", &text, ctx.now)?;
+        let t1 = Instant::now();
+        ingest::write(store, &prepared.batch)?;
+        let w = t1.elapsed().as_secs_f64();
+        validate += (t1 - t0).as_secs_f64();
+        write += w;
+        batch_ms.push(w * 1e3);
+        start = end;
+        if end == n || (end / batch) % 10 == 0 {
+            eprintln!("  {end}/{n} written");
+        }
+    }
+    let seconds = validate + write;
+    Ok(IngestStats {
+        ingest_seconds: seconds,
+        ingest_episodes_per_s: n as f64 / seconds.max(f64::EPSILON),
+        validate_seconds: validate,
+        write_seconds: write,
+        batch_write_ms: percentiles(batch_ms),
+        episodes_stored: store.stats()?.episodes,
+    })
+}
+
+/// Opens a recall stack over `store` (indexes in `index_dir`, vectors at `vectors`) and times
+/// `queries` recalls, cycling through [`QUERIES`] with their entity as the graph seed.
+fn recall_pass(
+    ctx: &Context,
+    runtime: &tokio::runtime::Runtime,
+    store: Arc<dyn MemoryStore>,
+    embedder: &Arc<dyn Embedder>,
+    index_dir: &Path,
+    vectors: VectorLocation,
+    queries: usize,
+) -> Result<RecallStats> {
+    let t0 = Instant::now();
+    let mut progress = progress_printer("  indexing");
+    let mut stack = RecallStack::open(
+        store,
+        Ok(embedder.clone()),
+        &StackOptions {
+            index_dir: index_dir.to_path_buf(),
+            sync: true,
+            vectors,
+        },
+        &mut progress,
+    );
+    let build = t0.elapsed().as_secs_f64();
+    for notice in &stack.notices {
+        eprintln!("  {notice}");
+    }
+    stack.engine.timeout = Duration::from_secs(10);
+    let (mut sem, mut bm, mut gr, mut fused) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut not_ok = 0;
+    let mut first_error = None;
+    for q in 0..queries {
+        let (text, entity) = QUERIES[q % QUERIES.len()];
+        let entity: EntityKey = entity.parse()?;
+        let request = RecallRequest {
+            text: text.to_string(),
+            entities: vec![entity],
+            as_of: AsOf::now(ctx.now),
+            k: 10,
+            legs: LegSet::ALL,
+            fusion: FusionPolicy::Rrf,
+        };
+        let r = runtime.block_on(stack.engine.recall(&request));
+        for leg in Leg::ALL {
+            let report = r.legs.get(leg);
+            if report.status != LegStatus::Ok {
+                not_ok += 1;
+                if first_error.is_none() {
+                    first_error = Some(format!(
+                        "{} leg {}: {}",
+                        leg.as_str(),
+                        report.status.as_str(),
+                        report.error.as_deref().unwrap_or("no error given")
+                    ));
+                }
+            }
+            let v = match leg {
+                Leg::Semantic => &mut sem,
+                Leg::Bm25 => &mut bm,
+                Leg::Graph => &mut gr,
+            };
+            v.push(report.latency_ms);
+        }
+        fused.push(r.latency_ms);
+    }
+    if let Some(e) = &first_error {
+        eprintln!("  {not_ok} legs not ok; first: {e}");
+    }
+    Ok(RecallStats {
+        index_build_seconds: build,
+        semantic_ms: percentiles(sem),
+        bm25_ms: percentiles(bm),
+        graph_ms: percentiles(gr),
+        fused_ms: percentiles(fused),
+        legs_not_ok: not_ok,
+        first_leg_error: first_error,
+    })
+}
