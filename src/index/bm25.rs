@@ -10,8 +10,7 @@ use std::sync::Mutex;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
-    Value,
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
@@ -19,6 +18,8 @@ use super::IndexError;
 use crate::model::{AsOf, Timestamp};
 
 const WRITER_HEAP: usize = 50_000_000;
+/// More segments than this after a catch-up are merged into one.
+const MAX_SEGMENTS: usize = 4;
 
 pub struct TextDoc<'a> {
     pub fingerprint: &'a str,
@@ -82,7 +83,7 @@ fn schema() -> (Schema, Fields) {
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
-        fingerprint: b.add_text_field("fingerprint", STRING | STORED),
+        fingerprint: b.add_text_field("fingerprint", STRING | STORED | FAST),
         body: b.add_text_field("body", text),
         ingested_at: b.add_i64_field("ingested_at", INDEXED),
         t_valid: b.add_i64_field("t_valid", INDEXED),
@@ -225,6 +226,26 @@ impl Bm25Index {
         Ok(())
     }
 
+    /// Merges the index into one segment when catching up left it in many (one per page
+    /// appended): a query then walks one posting list per term instead of hundreds.
+    pub fn compact(&self) -> Result<(), IndexError> {
+        let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
+        let segments = self
+            .index
+            .searchable_segment_ids()
+            .map_err(|e| self.err(&e))?;
+        if segments.len() <= MAX_SEGMENTS {
+            return Ok(());
+        }
+        writer.merge(&segments).wait().map_err(|e| self.err(&e))?;
+        writer
+            .garbage_collect_files()
+            .wait()
+            .map_err(|e| self.err(&e))?;
+        self.reader.reload().map_err(|e| self.err(&e))?;
+        Ok(())
+    }
+
     /// BM25 over the query's terms, limited to documents known at K and begun by V.
     pub fn search(
         &self,
@@ -296,10 +317,25 @@ impl Bm25Index {
             )
             .map_err(|e| self.err(&e))?;
         let mut hits = Vec::with_capacity(top.len());
+        // Fingerprints come from the fast field's column, not the document store.
+        let mut columns = std::collections::HashMap::new();
         for (score, address) in top {
-            let doc: TantivyDocument = searcher.doc(address).map_err(|e| self.err(&e))?;
-            if let Some(fp) = doc.get_first(f.fingerprint).and_then(|v| v.as_str()) {
-                hits.push((fp.to_string(), score));
+            let column = match columns.entry(address.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                    searcher
+                        .segment_reader(address.segment_ord)
+                        .fast_fields()
+                        .str("fingerprint")
+                        .map_err(|e| self.err(&e))?,
+                ),
+            };
+            let mut fp = String::new();
+            if let Some(column) = column.as_ref()
+                && let Some(ord) = column.term_ords(address.doc_id).next()
+                && column.ord_to_str(ord, &mut fp).map_err(|e| self.err(&e))?
+            {
+                hits.push((fp, score));
             }
         }
         // Over-fetched so that equal scores at the cut are decided by fingerprint, not doc id.

@@ -92,6 +92,9 @@ pub fn sync_text(
         // time, and another writer may record an older one): read everything again.
         follow(store, 0, &mut append)?;
     }
+    if indexed > 0 {
+        text.compact()?;
+    }
     Ok(indexed)
 }
 
