@@ -345,6 +345,7 @@ pub enum BenchCommand {
         /// Comma-separated store sizes
         #[arg(long, value_delimiter = ',', default_values_t = [10_000usize])]
         episodes: Vec<usize>,
+        /// Recalls timed on each backend
         #[arg(long, default_value_t = 200)]
         queries: usize,
         /// Records per batch (one write each)

@@ -157,9 +157,11 @@ impl Bm25Index {
             .map_err(|e: tantivy::TantivyError| err(&e))?;
         // One indexing thread: documents land in the same segments in the same order on every
         // run, so equal scores break the same way and the same data gives the same answers.
-        let writer = index
+        let writer: IndexWriter = index
             .writer_with_num_threads(1, WRITER_HEAP)
             .map_err(|e| err(&e))?;
+        // Merges happen only in `compact`, never behind its back.
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let metas = index.load_metas().map_err(|e| err(&e))?;
         let mut newest = read_payload(metas.payload.as_deref());
         if metas.payload.is_none() {

@@ -27,12 +27,19 @@ fn texts(
     store: &dyn MemoryStore,
     page: &[(u64, MemoryEpisode)],
 ) -> Result<Vec<String>, IndexError> {
-    page.iter()
-        .map(|(_, e)| {
-            let lesson = store.lesson(&e.incident_fingerprint)?;
-            Ok(episode_text(e, lesson.as_ref()))
-        })
-        .collect()
+    let fps: Vec<String> = page
+        .iter()
+        .map(|(_, e)| e.incident_fingerprint.clone())
+        .collect();
+    let lessons: std::collections::HashMap<String, Lesson> = store
+        .lessons(&fps)?
+        .into_iter()
+        .map(|l| (l.episode.clone(), l))
+        .collect();
+    Ok(page
+        .iter()
+        .map(|(_, e)| episode_text(e, lessons.get(&e.incident_fingerprint)))
+        .collect())
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize)]

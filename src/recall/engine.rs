@@ -127,13 +127,16 @@ impl RecallEngine {
         wanted.dedup();
         let store = self.store.clone();
         let lookup = tokio::task::spawn_blocking(move || {
-            wanted
+            let mut found: HashMap<String, Option<MemoryEpisode>> = store
+                .episodes(&wanted)
+                .unwrap_or_default()
                 .into_iter()
-                .map(|fp| {
-                    let e = store.episode(&fp).ok().flatten();
-                    (fp, e)
-                })
-                .collect::<HashMap<String, Option<MemoryEpisode>>>()
+                .map(|e| (e.incident_fingerprint.clone(), Some(e)))
+                .collect();
+            for fp in wanted {
+                found.entry(fp).or_insert(None);
+            }
+            found
         });
         let episodes = match tokio::time::timeout(self.timeout, lookup).await {
             Ok(Ok(found)) => found,

@@ -84,6 +84,24 @@ pub trait MemoryStore: Send + Sync {
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError>;
 
+    /// The episodes of these fingerprints that exist, in any order.
+    fn episodes(&self, fingerprints: &[String]) -> Result<Vec<MemoryEpisode>, StoreError> {
+        let mut out = Vec::with_capacity(fingerprints.len());
+        for fp in fingerprints {
+            out.extend(self.episode(fp)?);
+        }
+        Ok(out)
+    }
+
+    /// The lessons of these fingerprints that exist, in any order.
+    fn lessons(&self, fingerprints: &[String]) -> Result<Vec<Lesson>, StoreError> {
+        let mut out = Vec::with_capacity(fingerprints.len());
+        for fp in fingerprints {
+            out.extend(self.lesson(fp)?);
+        }
+        Ok(out)
+    }
+
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError>;
 
     /// Every fact edge of an episode, whatever its state.

@@ -96,6 +96,18 @@ pub fn address() -> String {
         Ok(addr) if !addr.is_empty() => (addr, None),
         _ => {
             let server = Server::start(None);
+            // Statics are never dropped: a watcher stops the server when this process ends.
+            if let Some(pid) = server.child.as_ref().map(Child::id) {
+                let _ = Command::new("sh")
+                    .arg("-c")
+                    .arg(format!(
+                        "while kill -0 {} 2>/dev/null; do sleep 0.5; done; kill {pid}",
+                        std::process::id()
+                    ))
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn();
+            }
             (format!("127.0.0.1:{}", server.port), Some(server))
         }
     });

@@ -121,21 +121,29 @@ impl ScratchGraph {
         Ok(ScratchGraph { url, client })
     }
 
-    fn delete(&self) -> Result<()> {
+    /// Deletes the graph; `false` when there was none (the run stopped before writing).
+    fn delete(&self) -> Result<bool> {
         let mut connection = self
             .client
             .get_connection_with_timeout(Duration::from_secs(2))?;
+        let exists: i64 = redis::cmd("EXISTS")
+            .arg(&self.url.graph)
+            .query(&mut connection)?;
+        if exists == 0 {
+            return Ok(false);
+        }
         let _: redis::Value = redis::cmd("GRAPH.DELETE")
             .arg(&self.url.graph)
             .query(&mut connection)?;
-        Ok(())
+        Ok(true)
     }
 }
 
 impl Drop for ScratchGraph {
     fn drop(&mut self) {
         match self.delete() {
-            Ok(()) => eprintln!("  deleted scratch graph {}", self.url.graph),
+            Ok(true) => eprintln!("  deleted scratch graph {}", self.url.graph),
+            Ok(false) => {}
             Err(e) => eprintln!(
                 "  could not delete scratch graph {} on {}: {e}",
                 self.url.graph,
@@ -297,9 +305,7 @@ fn ingest_into(
         write += w;
         batch_ms.push(w * 1e3);
         start = end;
-        if end == n || (end / batch) % 10 == 0 {
-            eprintln!("  {end}/{n} written");
-        }
+        eprintln!("  {end}/{n} written ({:.0} ms)", w * 1e3);
     }
     let seconds = validate + write;
     Ok(IngestStats {

@@ -184,13 +184,18 @@ pub const ENTITIES: &str = "MATCH (n:MemoryEntity) RETURN n.entity_type, n.entit
 pub const EXISTING_ENTITIES: &str = "UNWIND $keys AS k MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r}) \
      RETURN n.entity_type, n.entity_ref";
 
-pub const STATS: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH count(e) AS episodes \
-     OPTIONAL MATCH (n:MemoryEntity) WITH episodes, count(n) AS entities \
-     OPTIONAL MATCH ()-[m:MENTIONS]->() WITH episodes, entities, count(m) AS mentions \
-     OPTIONAL MATCH ()-[b:RESOLVED_BY]->() WITH episodes, entities, mentions, count(b) AS resolved \
-     OPTIONAL MATCH ()-[s:SUPERSEDES]->() WITH episodes, entities, mentions, resolved, count(s) AS supersedes \
-     OPTIONAL MATCH ()-[c:MENTIONS|RESOLVED_BY]->() WHERE c.t_invalid IS NOT NULL \
-     RETURN episodes, entities, mentions, resolved, supersedes, count(c)";
+/// Statistics, one count per query: each is answered from FalkorDB's own counters or a
+/// range index, where one chained query would walk every edge. In `StoreStats` order.
+pub const STATS: [&str; 7] = [
+    "MATCH (e:MemoryEpisode) RETURN count(e)",
+    "MATCH (n:MemoryEntity) RETURN count(n)",
+    "MATCH ()-[r:MENTIONS]->() RETURN count(r)",
+    "MATCH ()-[r:RESOLVED_BY]->() RETURN count(r)",
+    "MATCH ()-[r:SUPERSEDES]->() RETURN count(r)",
+    // One type at a time: the range index answers these (t_invalid >= the smallest time).
+    "MATCH ()-[r:MENTIONS]->() WHERE r.t_invalid >= -9223372036854775807 RETURN count(r)",
+    "MATCH ()-[r:RESOLVED_BY]->() WHERE r.t_invalid >= -9223372036854775807 RETURN count(r)",
+];
 
 /// The latest knowledge time recorded: nothing may be written before it.
 pub const HIGH_WATER: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH max(e.ingested_at) AS episodes \
@@ -241,15 +246,19 @@ FOREACH (x IN $code_units | MERGE (u:CodeUnit {embedding_ref: x.ref}) \
 
 /// Hop 1 of the graph walk: episodes with a valid fact about a seed, and how many seeds.
 pub const WALK_HOP1: &str = concat!(
-    "UNWIND $seeds AS s MATCH (n:MemoryEntity {entity_type: s.t, entity_ref: s.r})<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) WHERE ",
+    "UNWIND $seeds AS s MATCH (n:MemoryEntity {entity_type: s.t, entity_ref: s.r}) WITH n \
+     MATCH (n)<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) WHERE ",
     valid_fact!("r", "e"),
-    " RETURN e.incident_fingerprint, e.concluded_at, count(DISTINCT n)"
+    " WITH e, count(DISTINCT n) AS shared \
+     RETURN e.incident_fingerprint, e.concluded_at, shared \
+     ORDER BY shared DESC, e.concluded_at DESC, e.incident_fingerprint LIMIT $limit"
 );
 
 /// Hop 2 through shared entities: the hop-1 episodes' other valid facts, skipping entities
 /// with more than $hub valid facts, to the other episodes with a valid fact about them.
 pub const WALK_HOP2_ENTITIES: &str = concat!(
-    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp})-[r:MENTIONS|RESOLVED_BY]->(m:MemoryEntity) WHERE ",
+    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp}) WITH h \
+     MATCH (h)-[r:MENTIONS|RESOLVED_BY]->(m:MemoryEntity) WHERE ",
     valid_fact!("r", "h"),
     " AND NOT ((m.entity_type + '|' + m.entity_ref) IN $seed_keys) WITH DISTINCT m \
      MATCH (m)<-[o:MENTIONS|RESOLVED_BY]-(x:MemoryEpisode) WHERE ",
@@ -261,7 +270,8 @@ pub const WALK_HOP2_ENTITIES: &str = concat!(
 
 /// Hop 2 through lineage: SUPERSEDES edges of hop-1 episodes in force at ($V, $K).
 pub const WALK_HOP2_LINEAGE: &str = concat!(
-    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp})-[s:SUPERSEDES]-(x:MemoryEpisode) WHERE ",
+    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp}) WITH h \
+     MATCH (h)-[s:SUPERSEDES]-(x:MemoryEpisode) WHERE ",
     valid_fact!("s", "x"),
     " AND NOT x.incident_fingerprint IN $hop1 \
      RETURN x.incident_fingerprint, x.concluded_at, s.entity_type, s.entity_ref"

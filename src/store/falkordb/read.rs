@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use super::cypher;
 use super::rows::Row;
 use super::{FalkorStore, Param};
-use crate::learning::{CodeUnit, Skill, SkillDraft};
+use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{
     AsOf, EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
 };
@@ -213,6 +213,35 @@ impl MemoryStore for FalkorStore {
         rows.first().map(|r| episode(&r)).transpose()
     }
 
+    fn episodes(&self, fingerprints: &[String]) -> Result<Vec<MemoryEpisode>, StoreError> {
+        self.episodes_by_fingerprint(fingerprints)
+    }
+
+    fn lessons(&self, fingerprints: &[String]) -> Result<Vec<Lesson>, StoreError> {
+        let episodes = self.episodes_by_fingerprint(fingerprints)?;
+        let facts = self.facts_of(fingerprints)?;
+        let mut by_episode: std::collections::HashMap<&str, Vec<&FactEdge>> =
+            std::collections::HashMap::new();
+        for f in &facts {
+            by_episode.entry(f.episode.as_str()).or_default().push(f);
+        }
+        Ok(episodes
+            .iter()
+            .map(|e| {
+                let fp = e.incident_fingerprint.as_str();
+                crate::learning::render(
+                    fp,
+                    &e.resolution_nl,
+                    by_episode
+                        .get(fp)
+                        .into_iter()
+                        .flatten()
+                        .map(|f| (f.relation, &f.entity)),
+                )
+            })
+            .collect())
+    }
+
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
         let known = query.known_at.map_or(i64::MAX, Timestamp::millis);
         let page = [
@@ -353,18 +382,22 @@ impl MemoryStore for FalkorStore {
     }
 
     fn stats(&self) -> Result<StoreStats, StoreError> {
-        let rows = self.query(cypher::STATS, &[])?;
-        let row = rows
-            .first()
-            .ok_or_else(|| StoreError::Backend("statistics query returned no row".into()))?;
-        let n = |i| row.int(i).map(|v| u64::try_from(v).unwrap_or(0));
+        let mut n = [0u64; 7];
+        for (count, template) in n.iter_mut().zip(cypher::STATS) {
+            let rows = self.query(template, &[])?;
+            *count = rows
+                .first()
+                .map(|r| r.int(0))
+                .transpose()?
+                .map_or(0, |v| u64::try_from(v).unwrap_or(0));
+        }
         Ok(StoreStats {
-            episodes: n(0)?,
-            entities: n(1)?,
-            mentions: n(2)?,
-            resolved_by: n(3)?,
-            supersedes: n(4)?,
-            invalidated_edges: n(5)?,
+            episodes: n[0],
+            entities: n[1],
+            mentions: n[2],
+            resolved_by: n[3],
+            supersedes: n[4],
+            invalidated_edges: n[5] + n[6],
         })
     }
 

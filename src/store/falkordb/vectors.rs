@@ -133,14 +133,14 @@ impl VectorStore for FalkorVectors {
             return Ok(Vec::new());
         }
         let vector = Param::List(query.iter().map(|x| Param::Float(f64::from(*x))).collect());
-        let total = self.count()?;
-        // The as-of filter runs after the kNN: ask for more until enough survive it.
-        let mut k = (limit * 4).min(total.max(1));
+        // The as-of filter runs after the kNN: ask for more until enough survive it or the
+        // index has no more to give.
+        let mut k = limit * 4;
         loop {
             let rows = self.store.query(
                 cypher::VECTOR_SEARCH,
                 &[
-                    ("k", Param::Int(i64::try_from(k).unwrap_or(i64::MAX))),
+                    ("k", super::read::count(k)),
                     ("q", vector.clone()),
                     ("V", Param::Int(as_of.valid_at.millis())),
                     ("K", Param::Int(as_of.known_at.millis())),
@@ -158,7 +158,7 @@ impl VectorStore for FalkorVectors {
                     });
                 }
             }
-            if hits.len() >= limit || returned < k || k >= total {
+            if hits.len() >= limit || returned < k || k >= i32::MAX as usize {
                 hits.sort_by(|a, b| {
                     b.score
                         .total_cmp(&a.score)
@@ -167,7 +167,7 @@ impl VectorStore for FalkorVectors {
                 hits.truncate(limit);
                 return Ok(hits);
             }
-            k = (k * 4).min(total);
+            k = k.saturating_mul(4);
         }
     }
 }

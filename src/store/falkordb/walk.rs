@@ -32,6 +32,9 @@ impl FalkorStore {
         );
         let mut params = at.to_vec();
         params.push(("seeds", seed_list));
+        // Hop 1 ranked and cut on the server: the leg keeps `limit` anyway, and hop 2 runs only
+        // when hop 1 came back short.
+        params.push(("limit", super::read::count(limit)));
         let mut hits: Vec<WalkHit> = Vec::new();
         for row in self.query(cypher::WALK_HOP1, &params)?.iter() {
             hits.push(WalkHit {
