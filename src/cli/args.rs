@@ -316,6 +316,9 @@ pub enum BenchCommand {
         episodes: Vec<usize>,
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// Legs to run, comma-separated (one leg alone shows its cost without the others')
+        #[arg(long, default_value = "semantic,bm25,graph")]
+        legs: LegSet,
         #[arg(long)]
         dir: Option<PathBuf>,
     },

@@ -85,8 +85,8 @@ fn schema() -> (Schema, Fields) {
     let fields = Fields {
         fingerprint: b.add_text_field("fingerprint", STRING | STORED | FAST),
         body: b.add_text_field("body", text),
-        ingested_at: b.add_i64_field("ingested_at", INDEXED),
-        t_valid: b.add_i64_field("t_valid", INDEXED),
+        ingested_at: b.add_i64_field("ingested_at", INDEXED | FAST),
+        t_valid: b.add_i64_field("t_valid", INDEXED | FAST),
     };
     (b.build(), fields)
 }

@@ -39,8 +39,9 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Recall {
             episodes,
             queries,
+            legs,
             dir,
-        } => super::bench_recall::run(ctx, episodes, *queries, dir.as_deref()),
+        } => super::bench_recall::run(ctx, episodes, *queries, *legs, dir.as_deref()),
         BenchCommand::Explorer {
             episodes,
             frames,

@@ -87,7 +87,13 @@ pub(crate) const QUERIES: &[(&str, &str)] = &[
 /// Recall latency over synthetic memories. Vectors come from the 384-d hash embedder (MiniLM
 /// would need hours to embed 100k episodes here); search cost depends on the dimension, not
 /// the model. Query embeddings are computed before timing and reported on their own.
-pub fn run(ctx: &Context, sizes: &[usize], queries: usize, dir: Option<&Path>) -> Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    sizes: &[usize],
+    queries: usize,
+    legs: LegSet,
+    dir: Option<&Path>,
+) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
@@ -132,11 +138,11 @@ pub fn run(ctx: &Context, sizes: &[usize], queries: usize, dir: Option<&Path>) -
                 entities: vec![entity],
                 as_of: AsOf::now(ctx.now),
                 k: 10,
-                legs: LegSet::ALL,
+                legs,
                 fusion: FusionPolicy::Rrf,
             };
             let r = runtime.block_on(stack.engine.recall(&request));
-            for leg in Leg::ALL {
+            for leg in legs.legs() {
                 let report = r.legs.get(leg);
                 if report.status != LegStatus::Ok {
                     not_ok += 1;

@@ -33,6 +33,8 @@ const CACHED_ENTITIES: usize = 4096;
 
 struct Candidate {
     hop: u8,
+    /// Distinct seeds of a hop-1 candidate.
+    hop1_shared: usize,
     shared: BTreeSet<EntityKey>,
     /// Known from the traversal's compact links; looked up for lineage-only candidates.
     concluded_at: Option<Timestamp>,
@@ -42,6 +44,7 @@ impl Candidate {
     fn new(hop: u8) -> Self {
         Candidate {
             hop,
+            hop1_shared: 0,
             shared: BTreeSet::new(),
             concluded_at: None,
         }
@@ -121,12 +124,7 @@ impl GraphLeg {
         let links: Vec<EntityLink> = self
             .all_links(entity)?
             .iter()
-            .filter(|l| {
-                as_of.knows(l.episode_ingested_at)
-                    && l.episode_t_valid <= as_of.valid_at
-                    && as_of.state(l.t_valid, l.t_invalid, l.ingested_at, l.expired_at)
-                        == FactState::Valid
-            })
+            .filter(|l| link_valid(l, as_of))
             .cloned()
             .collect();
         if cap.is_some_and(|c| links.len() > c) {
@@ -173,16 +171,39 @@ impl RecallLeg for GraphLeg {
                 .collect();
             return Ok(rank(&mut ranked, q.limit, note));
         }
-        let mut found: HashMap<String, Candidate> = HashMap::new();
-        for seed in &seeds {
-            for link in self.links_about(seed, &q.as_of, None)? {
-                let c = found
-                    .entry(link.episode)
-                    .or_insert_with(|| Candidate::new(1));
-                c.shared.insert(seed.clone());
-                c.concluded_at = Some(link.episode_concluded_at);
+        // Hop 1 borrows from the cached links: a hub seed has thousands of them, and copying
+        // each (or keeping a set per candidate) cost more than the walk itself.
+        let seed_links = seeds
+            .iter()
+            .map(|s| self.all_links(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        // episode -> (1 + index of the last seed counted, distinct seeds, concluded_at)
+        let mut hop1: HashMap<&str, (usize, usize, Timestamp)> = HashMap::new();
+        for (i, links) in seed_links.iter().enumerate() {
+            for link in links.iter().filter(|l| link_valid(l, &q.as_of)) {
+                let c =
+                    hop1.entry(link.episode.as_str())
+                        .or_insert((0, 0, link.episode_concluded_at));
+                if c.0 != i + 1 {
+                    c.0 = i + 1;
+                    c.1 += 1;
+                }
             }
         }
+        if hop1.len() >= q.limit {
+            let mut ranked: Vec<(u8, usize, Timestamp, &str)> =
+                hop1.iter().map(|(fp, c)| (1, c.1, c.2, *fp)).collect();
+            return Ok(rank(&mut ranked, q.limit, note));
+        }
+        let mut found: HashMap<String, Candidate> = hop1
+            .iter()
+            .map(|(fp, c)| {
+                let mut candidate = Candidate::new(1);
+                candidate.hop1_shared = c.1;
+                candidate.concluded_at = Some(c.2);
+                (fp.to_string(), candidate)
+            })
+            .collect();
         if found.len() < q.limit {
             let hop1: Vec<String> = found.keys().cloned().collect();
             for fp in hop1 {
@@ -206,30 +227,48 @@ impl RecallLeg for GraphLeg {
                     _ => continue,
                 },
             };
-            ranked.push((c.hop, c.shared.len(), concluded_at, fp));
+            let shared = if c.hop == 1 {
+                c.hop1_shared
+            } else {
+                c.shared.len()
+            };
+            ranked.push((c.hop, shared, concluded_at, fp));
         }
         Ok(rank(&mut ranked, q.limit, note))
     }
 }
 
-/// Hop, then shared entities (more first), then recency, then fingerprint.
-fn rank(
-    ranked: &mut Vec<(u8, usize, Timestamp, String)>,
+/// Hop, then shared entities (more first), then recency, then fingerprint: the best `limit`.
+fn rank<S: AsRef<str>>(
+    ranked: &mut Vec<(u8, usize, Timestamp, S)>,
     limit: usize,
     note: Option<String>,
 ) -> LegHits {
-    ranked.sort_by(|a, b| {
+    let order = |a: &(u8, usize, Timestamp, S), b: &(u8, usize, Timestamp, S)| {
         a.0.cmp(&b.0)
             .then(b.1.cmp(&a.1))
             .then(b.2.cmp(&a.2))
-            .then_with(|| a.3.cmp(&b.3))
-    });
-    ranked.truncate(limit);
+            .then_with(|| a.3.as_ref().cmp(b.3.as_ref()))
+    };
+    if limit == 0 {
+        ranked.clear();
+    } else if ranked.len() > limit {
+        ranked.select_nth_unstable_by(limit - 1, order);
+        ranked.truncate(limit);
+    }
+    ranked.sort_by(order);
     LegHits {
-        fingerprints: ranked.drain(..).map(|r| r.3).collect(),
+        fingerprints: ranked.iter().map(|r| r.3.as_ref().to_string()).collect(),
         embed_ms: None,
         note,
     }
+}
+
+/// A link to an episode known at K, begun by V, whose fact is valid at (V, K).
+fn link_valid(l: &EntityLink, as_of: &AsOf) -> bool {
+    as_of.knows(l.episode_ingested_at)
+        && l.episode_t_valid <= as_of.valid_at
+        && as_of.state(l.t_valid, l.t_invalid, l.ingested_at, l.expired_at) == FactState::Valid
 }
 
 impl GraphLeg {
