@@ -465,3 +465,67 @@ fn demo_memory_and_recall_ranking() {
     let b = recall_transcript(falkor, &dir.path().join("f"));
     same("demo recall", &a, &b);
 }
+
+#[test]
+fn learning_layer_skills_and_code_units() {
+    conform("learning", |store, _| {
+        let mut out = String::new();
+        let mut first = record("INC-1", "2026-01-01T10:00:00Z");
+        first["skills"] = json!([{"name": "reload-secret", "trigger_entities": ["service:authelia"], "steps": ["restart authelia"]}]);
+        let units = json!({"code_units": [
+            {"repo": "acme/auth", "path": "src/session.rs", "service": "authelia"},
+            {"repo": "acme/auth", "path": "src/\"quoted\" \\ path.rs", "service": "authelia"}
+        ]});
+        writeln!(
+            out,
+            "{:?}",
+            ingest_at(store, &[first, units], "2026-01-02T00:00:00Z").map_err(|e| e.to_string())
+        )
+        .unwrap();
+        let mut again = record("INC-2", "2026-02-01T10:00:00Z");
+        again["skills"] =
+            json!([{"name": "reload-secret", "steps": ["restart authelia", "flush sessions"]}]);
+        writeln!(
+            out,
+            "{:?}",
+            ingest_at(store, &[again], "2026-02-02T00:00:00Z").map_err(|e| e.to_string())
+        )
+        .unwrap();
+        let mut bare = record("INC-3", "2026-03-01T10:00:00Z");
+        bare["skills"] = json!([{"name": "new-skill", "steps": ["x"]}]);
+        let owner = json!({"code_units": [{"repo": "acme/auth", "path": "src/session.rs", "service": "caddy"}]});
+        for bad in [vec![bare], vec![owner]] {
+            let err = ingest_at(store, &bad, "2026-03-02T00:00:00Z")
+                .unwrap_err()
+                .to_string();
+            writeln!(out, "rejected: {err}").unwrap();
+        }
+        assert!(
+            store.episode("INC-3").unwrap().is_none(),
+            "a rejected batch writes nothing"
+        );
+        writeln!(out, "skills {:?}", store.skills().unwrap()).unwrap();
+        let units = store.code_units_of_service("authelia").unwrap();
+        assert_eq!(units.len(), 2);
+        writeln!(out, "units {units:?}").unwrap();
+        writeln!(
+            out,
+            "unit {:?}",
+            store.code_unit(&units[0].embedding_ref).unwrap()
+        )
+        .unwrap();
+        writeln!(
+            out,
+            "episode units {:?}",
+            store
+                .episode_code_units("INC-1", &AsOf::now(ts("2026-12-01T00:00:00Z")))
+                .unwrap()
+        )
+        .unwrap();
+        let late = store
+            .add_skills(&[], ts("2026-01-01T00:00:00Z"))
+            .map_err(|e| e.to_string());
+        writeln!(out, "late skill add {late:?}").unwrap();
+        out
+    });
+}

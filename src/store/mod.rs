@@ -5,6 +5,7 @@ pub mod embedded;
 mod error;
 pub mod falkordb;
 mod location;
+pub(crate) mod rules;
 mod write;
 
 use serde::Serialize;

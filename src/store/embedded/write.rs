@@ -6,7 +6,7 @@ use super::tables::*;
 use super::{EmbeddedStore, backend, keys};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession, Timestamp};
-use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch};
+use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch, rules};
 
 impl EmbeddedStore {
     pub(crate) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
@@ -135,16 +135,10 @@ impl EmbeddedStore {
                 .map_err(backend)?
                 .and_then(|v| v.value().parse().ok())
                 .unwrap_or(i64::MIN);
-            if recorded_at.millis() < high_water {
-                return Err(StoreError::rejected(
-                    "skills",
-                    "recorded_at",
-                    format!(
-                        "{recorded_at} is before {}, when this store last recorded anything; knowledge time only moves forward",
-                        Timestamp::from_millis(high_water)
-                    ),
-                ));
-            }
+            rules::skills_recorded_at(
+                recorded_at,
+                (high_water != i64::MIN).then(|| Timestamp::from_millis(high_water)),
+            )?;
             meta.insert(
                 KNOWLEDGE_HIGH_WATER,
                 recorded_at.millis().to_string().as_str(),
@@ -185,14 +179,7 @@ impl Tables<'_> {
             .transpose()?;
         match stored {
             Some(s) if s == *unit => Ok(false),
-            Some(s) => Err(StoreError::rejected(
-                origin,
-                "code_units",
-                format!(
-                    "{}|{} is already recorded as owned by service {:?}; code units are never overwritten",
-                    unit.repo, unit.path, s.service
-                ),
-            )),
+            Some(s) => Err(rules::code_unit_owner(origin, unit, &s)),
             None => {
                 self.code_units
                     .insert(key, encode(unit)?.as_slice())
@@ -214,15 +201,8 @@ impl Tables<'_> {
         recorded_at: Timestamp,
     ) -> Result<bool, StoreError> {
         let latest = latest_skill(&self.skills, &draft.name)?;
-        if latest.is_none() && (draft.trigger_entities.is_empty() || draft.steps.is_empty()) {
-            return Err(StoreError::rejected(
-                origin,
-                "skills",
-                format!(
-                    "skill {:?} is not stored yet; its first version needs trigger_entities and steps",
-                    draft.name
-                ),
-            ));
+        if latest.is_none() {
+            rules::first_skill_version(origin, draft)?;
         }
         let next = Skill::next(latest.as_ref(), draft, episode, recorded_at);
         if latest.as_ref().is_some_and(|l| l.same_content(&next)) {
@@ -253,14 +233,7 @@ impl Tables<'_> {
                 report.unchanged_episodes += 1;
                 return Ok(());
             }
-            return Err(StoreError::rejected(
-                &item.origin,
-                stored.first_difference(d),
-                format!(
-                    "episode {fp:?} is already stored with different content; \
-                     history is never overwritten (ingest a new episode that supersedes it)"
-                ),
-            ));
+            return Err(rules::rewritten(item, &stored, d));
         }
         self.check_knowledge_time(item)?;
         let episode = MemoryEpisode {
@@ -375,21 +348,13 @@ impl Tables<'_> {
         let d = &item.draft;
         let fp = d.incident_fingerprint.as_str();
         for (i, s) in d.supersedes.iter().enumerate() {
-            let field = |name: &str| format!("supersedes[{i}].{name}");
             if self
                 .episodes
                 .get(s.prior.as_str())
                 .map_err(backend)?
                 .is_none()
             {
-                return Err(StoreError::rejected(
-                    &item.origin,
-                    field("incident_fingerprint"),
-                    format!(
-                        "unknown episode {:?}: expected a fingerprint already in the store or in this batch",
-                        s.prior
-                    ),
-                ));
+                return Err(rules::unknown_prior(item, i, s));
             }
             let mut found = false;
             for relation in Relation::ALL {
@@ -404,66 +369,24 @@ impl Tables<'_> {
                     continue;
                 };
                 found = true;
-                match edge.t_invalid {
-                    None => {
-                        self.check_knowledge_time(item)?;
-                        if item.ingested_at < edge.ingested_at {
-                            return Err(StoreError::rejected(
-                                &item.origin,
-                                field("incident_fingerprint"),
-                                format!(
-                                    "closes {:?}'s {relation} fact about {}, recorded at {}, with the \
-                                     earlier knowledge time {}; expected the closing to be recorded after",
-                                    s.prior, s.entity, edge.ingested_at, item.ingested_at
-                                ),
-                            ));
-                        }
-                        if s.t_invalid <= edge.t_valid {
-                            return Err(StoreError::rejected(
-                                &item.origin,
-                                field("t_invalid"),
-                                format!(
-                                    "{} closes {:?}'s {relation} fact about {} before it began: \
-                                     expected a time after its t_valid {}",
-                                    s.t_invalid, s.prior, s.entity, edge.t_valid
-                                ),
-                            ));
-                        }
-                        edge.t_invalid = Some(s.t_invalid);
-                        edge.expired_at = Some(item.ingested_at);
-                        edge.superseded_by = Some(fp.to_string());
-                        self.facts
-                            .insert(fkey.as_slice(), encode(&edge)?.as_slice())
-                            .map_err(backend)?;
-                        self.fact_times
-                            .insert(fkey.as_slice(), times_of(&edge))
-                            .map_err(backend)?;
-                        self.pending.invalidated += 1;
-                        report.closed_facts += 1;
-                    }
-                    Some(existing) if existing == s.t_invalid => {}
-                    Some(existing) => {
-                        return Err(StoreError::rejected(
-                            &item.origin,
-                            field("t_invalid"),
-                            format!(
-                                "{:?}'s {relation} fact about {} was already invalidated at {existing}; \
-                                 refusing to re-invalidate it at {}",
-                                s.prior, s.entity, s.t_invalid
-                            ),
-                        ));
-                    }
+                if rules::closes(item, i, s, relation, &edge, || {
+                    self.check_knowledge_time(item)
+                })? {
+                    edge.t_invalid = Some(s.t_invalid);
+                    edge.expired_at = Some(item.ingested_at);
+                    edge.superseded_by = Some(fp.to_string());
+                    self.facts
+                        .insert(fkey.as_slice(), encode(&edge)?.as_slice())
+                        .map_err(backend)?;
+                    self.fact_times
+                        .insert(fkey.as_slice(), times_of(&edge))
+                        .map_err(backend)?;
+                    self.pending.invalidated += 1;
+                    report.closed_facts += 1;
                 }
             }
             if !found {
-                return Err(StoreError::rejected(
-                    &item.origin,
-                    field("entity_ref"),
-                    format!(
-                        "episode {:?} has no MENTIONS or RESOLVED_BY fact about {}: expected an entity the prior episode names",
-                        s.prior, s.entity
-                    ),
-                ));
+                return Err(rules::no_fact_to_close(item, i, s));
             }
             let skey = keys::supersession(fp, &s.prior, &s.entity);
             if self
@@ -496,20 +419,11 @@ impl Tables<'_> {
 
     /// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.
     fn check_knowledge_time(&mut self, item: &BatchItem) -> Result<(), StoreError> {
-        let at = item.ingested_at.millis();
-        if at < self.high_water {
-            return Err(StoreError::rejected(
-                &item.origin,
-                "ingested_at",
-                format!(
-                    "knowledge time {} is before {}, the latest the store has recorded; what memory \
-                     knew then cannot be rewritten (ingest with a later --now)",
-                    item.ingested_at,
-                    crate::model::Timestamp::from_millis(self.high_water)
-                ),
-            ));
-        }
-        self.newest = self.newest.max(at);
+        rules::knowledge_time(
+            item,
+            (self.high_water != i64::MIN).then(|| Timestamp::from_millis(self.high_water)),
+        )?;
+        self.newest = self.newest.max(item.ingested_at.millis());
         Ok(())
     }
 

@@ -8,7 +8,7 @@ use super::{FalkorStore, Param, cypher};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, Provenance, Relation, Timestamp};
 use crate::store::{
-    ApplyReport, BatchItem, EpisodeDraft, FactDraft, StoreError, SupersedeDraft, WriteBatch,
+    ApplyReport, BatchItem, EpisodeDraft, FactDraft, StoreError, SupersedeDraft, WriteBatch, rules,
 };
 
 type FactKey = (String, Relation, EntityKey);
@@ -234,16 +234,7 @@ impl FalkorStore {
         for (origin, unit) in &batch.code_units {
             match known.code_units.get(&unit.embedding_ref) {
                 Some(stored) if stored == unit => {}
-                Some(stored) => {
-                    return Err(StoreError::rejected(
-                        origin,
-                        "code_units",
-                        format!(
-                            "{}|{} is already recorded as owned by service {:?}; code units are never overwritten",
-                            unit.repo, unit.path, stored.service
-                        ),
-                    ));
-                }
+                Some(stored) => return Err(rules::code_unit_owner(origin, unit, stored)),
                 None => {
                     plan.code_units.push(Param::Map(vec![
                         ("ref", Param::from(unit.embedding_ref.as_str())),
@@ -269,17 +260,7 @@ impl FalkorStore {
         drafts: &[SkillDraft],
         recorded_at: Timestamp,
     ) -> Result<usize, StoreError> {
-        if let Some(high) = self.high_water()?
-            && recorded_at < high
-        {
-            return Err(StoreError::rejected(
-                "skills",
-                "recorded_at",
-                format!(
-                    "{recorded_at} is before {high}, when this store last recorded anything; knowledge time only moves forward"
-                ),
-            ));
-        }
+        rules::skills_recorded_at(recorded_at, self.high_water()?)?;
         let names = distinct(drafts.iter().map(|d| d.name.clone()));
         let mut latest: HashMap<String, Skill> = self
             .latest_skills(&names)?
@@ -304,22 +285,6 @@ impl FalkorStore {
     }
 }
 
-/// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.
-fn check_knowledge_time(high_water: Option<Timestamp>, item: &BatchItem) -> Result<(), StoreError> {
-    match high_water {
-        Some(high) if item.ingested_at < high => Err(StoreError::rejected(
-            &item.origin,
-            "ingested_at",
-            format!(
-                "knowledge time {} is before {high}, the latest the store has recorded; what memory \
-                 knew then cannot be rewritten (ingest with a later --now)",
-                item.ingested_at
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
-
 fn plan_episode(
     known: &mut Known,
     plan: &mut Plan,
@@ -334,16 +299,9 @@ fn plan_episode(
             report.unchanged_episodes += 1;
             return Ok(());
         }
-        return Err(StoreError::rejected(
-            &item.origin,
-            stored.first_difference(&new),
-            format!(
-                "episode {fp:?} is already stored with different content; \
-                 history is never overwritten (ingest a new episode that supersedes it)"
-            ),
-        ));
+        return Err(rules::rewritten(item, stored, &new));
     }
-    check_knowledge_time(known.high_water, item)?;
+    rules::knowledge_time(item, known.high_water)?;
     let mut episode = vec![
         ("fp", Param::from(fp)),
         ("summary", Param::from(d.summary_nl.as_str())),
@@ -357,15 +315,8 @@ fn plan_episode(
     report.new_episodes += 1;
     for skill in &d.skills {
         let previous = known.skills.get(&skill.name);
-        if previous.is_none() && (skill.trigger_entities.is_empty() || skill.steps.is_empty()) {
-            return Err(StoreError::rejected(
-                &item.origin,
-                "skills",
-                format!(
-                    "skill {:?} is not stored yet; its first version needs trigger_entities and steps",
-                    skill.name
-                ),
-            ));
+        if previous.is_none() {
+            rules::first_skill_version(&item.origin, skill)?;
         }
         let next = Skill::next(
             previous,
@@ -430,16 +381,8 @@ fn plan_supersessions(
     let fp = d.incident_fingerprint.as_str();
     let high_water = known.high_water;
     for (i, s) in d.supersedes.iter().enumerate() {
-        let field = |name: &str| format!("supersedes[{i}].{name}");
         if !known.episodes.contains_key(&s.prior) {
-            return Err(StoreError::rejected(
-                &item.origin,
-                field("incident_fingerprint"),
-                format!(
-                    "unknown episode {:?}: expected a fingerprint already in the store or in this batch",
-                    s.prior
-                ),
-            ));
+            return Err(rules::unknown_prior(item, i, s));
         }
         let mut found = false;
         for relation in Relation::ALL {
@@ -448,69 +391,27 @@ fn plan_supersessions(
                 continue;
             };
             found = true;
-            match edge.t_invalid {
-                None => {
-                    check_knowledge_time(high_water, item)?;
-                    if item.ingested_at < edge.ingested_at {
-                        return Err(StoreError::rejected(
-                            &item.origin,
-                            field("incident_fingerprint"),
-                            format!(
-                                "closes {:?}'s {relation} fact about {}, recorded at {}, with the \
-                                 earlier knowledge time {}; expected the closing to be recorded after",
-                                s.prior, s.entity, edge.ingested_at, item.ingested_at
-                            ),
-                        ));
-                    }
-                    if s.t_invalid <= edge.t_valid {
-                        return Err(StoreError::rejected(
-                            &item.origin,
-                            field("t_invalid"),
-                            format!(
-                                "{} closes {:?}'s {relation} fact about {} before it began: \
-                                 expected a time after its t_valid {}",
-                                s.t_invalid, s.prior, s.entity, edge.t_valid
-                            ),
-                        ));
-                    }
-                    edge.t_invalid = Some(s.t_invalid);
-                    edge.expired_at = Some(item.ingested_at);
-                    edge.superseded_by = Some(fp.to_string());
-                    let mut params = vec![("fp", Param::from(s.prior.as_str()))];
-                    params.extend(entity_params(&s.entity));
-                    params.extend([
-                        ("ti", Param::Int(s.t_invalid.millis())),
-                        ("ex", Param::Int(item.ingested_at.millis())),
-                    ]);
-                    match relation {
-                        Relation::Mentions => plan.close_mentions.push(Param::Map(params)),
-                        Relation::ResolvedBy => plan.close_resolved.push(Param::Map(params)),
-                    }
-                    report.closed_facts += 1;
+            if rules::closes(item, i, s, relation, edge, || {
+                rules::knowledge_time(item, high_water)
+            })? {
+                edge.t_invalid = Some(s.t_invalid);
+                edge.expired_at = Some(item.ingested_at);
+                edge.superseded_by = Some(fp.to_string());
+                let mut params = vec![("fp", Param::from(s.prior.as_str()))];
+                params.extend(entity_params(&s.entity));
+                params.extend([
+                    ("ti", Param::Int(s.t_invalid.millis())),
+                    ("ex", Param::Int(item.ingested_at.millis())),
+                ]);
+                match relation {
+                    Relation::Mentions => plan.close_mentions.push(Param::Map(params)),
+                    Relation::ResolvedBy => plan.close_resolved.push(Param::Map(params)),
                 }
-                Some(existing) if existing == s.t_invalid => {}
-                Some(existing) => {
-                    return Err(StoreError::rejected(
-                        &item.origin,
-                        field("t_invalid"),
-                        format!(
-                            "{:?}'s {relation} fact about {} was already invalidated at {existing}; \
-                             refusing to re-invalidate it at {}",
-                            s.prior, s.entity, s.t_invalid
-                        ),
-                    ));
-                }
+                report.closed_facts += 1;
             }
         }
         if !found {
-            return Err(StoreError::rejected(
-                &item.origin,
-                field("entity_ref"),
-                format!(
-                    "episode {:?} has no MENTIONS or RESOLVED_BY fact about {}: expected an entity the prior episode names",
-                    s.prior, s.entity
-                ),
-            ));
+            return Err(rules::no_fact_to_close(item, i, s));
         }
         if known
             .lineage
