@@ -334,3 +334,57 @@ pub const LINEAGE_FORWARDS: &str = concat!(
      UNWIND relationships(path) AS s WITH DISTINCT s WITH s, startNode(s) AS e, endNode(s) AS p RETURN ",
     lineage_columns!()
 );
+
+#[cfg(test)]
+mod tests {
+    /// This file up to its tests: every template, nothing else.
+    fn templates() -> &'static str {
+        let text = include_str!("cypher.rs");
+        let end = text.find("#[cfg(test)]").unwrap_or(text.len());
+        &text[..end]
+    }
+
+    /// Only comments may mention DELETE: no query deletes anything.
+    #[test]
+    fn no_template_deletes() {
+        for line in templates().lines() {
+            if !line.trim_start().starts_with("//") {
+                assert!(!line.to_uppercase().contains("DELETE"), "{line}");
+            }
+        }
+    }
+
+    /// Every label and relationship type a template spells is one of the model's.
+    #[test]
+    fn labels_and_types_come_from_the_model() {
+        let allowed = [
+            "MemoryEpisode",
+            "MemoryEntity",
+            "MENTIONS",
+            "RESOLVED_BY",
+            "SUPERSEDES",
+            "Skill",
+            "CodeUnit",
+            "StrataVectorIndex",
+        ];
+        let text = templates();
+        let mut seen = 0;
+        for (at, _) in text.match_indices(':') {
+            if text[..at].ends_with(':') || text[at + 1..].starts_with(':') {
+                continue;
+            }
+            let name: String = text[at + 1..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                assert!(
+                    allowed.contains(&name.as_str()),
+                    "unexpected label or type {name}"
+                );
+                seen += 1;
+            }
+        }
+        assert!(seen > 50, "found only {seen} labels: the scan is broken");
+    }
+}
