@@ -105,6 +105,17 @@ impl Skill {
         }
     }
 
+    /// [`Skill::next`], or `None` when that version would say the same as `previous`.
+    pub fn next_if_changed(
+        previous: Option<&Skill>,
+        draft: &SkillDraft,
+        episode: Option<(&str, Timestamp)>,
+        recorded_at: Timestamp,
+    ) -> Option<Skill> {
+        let next = Skill::next(previous, draft, episode, recorded_at);
+        (!previous.is_some_and(|p| p.same_content(&next))).then_some(next)
+    }
+
     /// Whether `other` says the same (ignoring version and when it was recorded).
     pub fn same_content(&self, other: &Skill) -> bool {
         self.trigger_entities == other.trigger_entities

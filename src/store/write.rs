@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{EntityKey, Provenance, Relation, Timestamp};
+use crate::model::{EntityKey, FactEdge, Provenance, Relation, Timestamp};
 
 /// A fact edge to write, before the store stamps its knowledge time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -11,6 +11,29 @@ pub struct FactDraft {
     pub entity: EntityKey,
     pub t_valid: Timestamp,
     pub t_invalid: Option<Timestamp>,
+}
+
+impl FactDraft {
+    /// The fact edge `episode` records, known from `ingested_at`; an interval given closed is
+    /// closed as of the same knowledge time.
+    pub fn stamp(
+        &self,
+        episode: &str,
+        ingested_at: Timestamp,
+        provenance: &Provenance,
+    ) -> FactEdge {
+        FactEdge {
+            episode: episode.to_string(),
+            relation: self.relation,
+            entity: self.entity.clone(),
+            t_valid: self.t_valid,
+            t_invalid: self.t_invalid,
+            ingested_at,
+            expired_at: self.t_invalid.map(|_| ingested_at),
+            superseded_by: None,
+            provenance: provenance.clone(),
+        }
+    }
 }
 
 /// "This episode closes `prior`'s facts about `entity` at `t_invalid`."

@@ -82,9 +82,22 @@ pub fn scratch_dir(dir: Option<&Path>) -> Result<tempfile::TempDir> {
         .tempdir_in(dir.map_or_else(std::env::temp_dir, Path::to_path_buf))?)
 }
 
-/// Writes synthetic records `0..n` through the real ingest path in batches.
-pub fn fill(ctx: &Context, store: &EmbeddedStore, n: usize, batch: usize) -> Result<(f64, f64)> {
-    let (mut validate, mut write) = (0.0f64, 0.0f64);
+/// Time spent writing synthetic records through the real ingest path.
+pub struct Filled {
+    pub validate_seconds: f64,
+    pub write_seconds: f64,
+    /// The write of each batch.
+    pub batch_write_ms: Vec<f64>,
+}
+
+/// Writes synthetic records `0..n` through the real ingest path in batches, timing
+/// validation and the write of each batch apart; generating the text is not timed.
+pub fn fill(ctx: &Context, store: &dyn MemoryStore, n: usize, batch: usize) -> Result<Filled> {
+    let mut filled = Filled {
+        validate_seconds: 0.0,
+        write_seconds: 0.0,
+        batch_write_ms: Vec::new(),
+    };
     let mut start = 0;
     while start < n {
         let end = (start + batch).min(n);
@@ -97,16 +110,19 @@ pub fn fill(ctx: &Context, store: &EmbeddedStore, n: usize, batch: usize) -> Res
         let prepared = ingest::prepare_text("bench", &text, ctx.now)?;
         let t1 = Instant::now();
         ingest::write(store, &prepared.batch)?;
-        validate += (t1 - t0).as_secs_f64();
-        write += t1.elapsed().as_secs_f64();
+        let write = t1.elapsed().as_secs_f64();
+        filled.validate_seconds += (t1 - t0).as_secs_f64();
+        filled.write_seconds += write;
+        filled.batch_write_ms.push(write * 1e3);
         start = end;
-        eprintln!("  {end}/{n} written");
+        eprintln!("  {end}/{n} written ({:.0} ms)", write * 1e3);
     }
-    Ok((validate, write))
+    Ok(filled)
 }
 
 fn bench_store(ctx: &Context, dir: &Path, n: usize, batch: usize) -> Result<StoreBench> {
-    let (validate, write) = fill(ctx, &EmbeddedStore::open(dir)?, n, batch)?;
+    let filled = fill(ctx, &EmbeddedStore::open(dir)?, n, batch)?;
+    let (validate, write) = (filled.validate_seconds, filled.write_seconds);
     let mut opens = Vec::new();
     let mut first_page = 0.0;
     for _ in 0..5 {

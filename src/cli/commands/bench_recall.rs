@@ -103,7 +103,7 @@ pub fn run(
         let tmp = scratch_dir(dir)?;
         eprintln!("bench recall: {n} episodes");
         let store = Arc::new(EmbeddedStore::open(&tmp.path().join("store"))?);
-        fill(ctx, &store, n, 10_000)?;
+        fill(ctx, store.as_ref(), n, 10_000)?;
         let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
         let cached = Arc::new(CachedEmbedder::new(hash.clone()));
         let t0 = Instant::now();
@@ -127,35 +127,10 @@ pub fn run(
             embed_ms.push(t.elapsed().as_secs_f64() * 1e3);
             cached.embed(text).map_err(|e| eyre!("{e}"))?;
         }
-        let (mut sem, mut bm, mut gr, mut fused) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut not_ok = 0;
+        let times = time_recalls(ctx, &runtime, &stack, queries, legs)?;
+        let not_ok = times.legs_not_ok;
         let last = stack.engine.embedder_label().to_string();
-        for q in 0..queries {
-            let (text, entity) = QUERIES[q % QUERIES.len()];
-            let entity: EntityKey = entity.parse()?;
-            let request = RecallRequest {
-                text: text.to_string(),
-                entities: vec![entity],
-                as_of: AsOf::now(ctx.now),
-                k: 10,
-                legs,
-                fusion: FusionPolicy::Rrf,
-            };
-            let r = runtime.block_on(stack.engine.recall(&request));
-            for leg in legs.legs() {
-                let report = r.legs.get(leg);
-                if report.status != LegStatus::Ok {
-                    not_ok += 1;
-                }
-                let v = match leg {
-                    Leg::Semantic => &mut sem,
-                    Leg::Bm25 => &mut bm,
-                    Leg::Graph => &mut gr,
-                };
-                v.push(report.latency_ms);
-            }
-            fused.push(r.latency_ms);
-        }
+        let (sem, bm, gr, fused) = (times.semantic, times.bm25, times.graph, times.fused);
         let fused = percentiles(fused);
         let meets = fused.p95 <= 20.0 && not_ok == 0;
         eprintln!("  embedder for the index: {last}");
@@ -176,6 +151,70 @@ pub fn run(
     }
     print_json(&serde_json::json!({ "bench": "recall", "results": results }))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Latencies of timed recalls, per leg and fused.
+pub(crate) struct RecallTimes {
+    pub semantic: Vec<f64>,
+    pub bm25: Vec<f64>,
+    pub graph: Vec<f64>,
+    pub fused: Vec<f64>,
+    pub legs_not_ok: usize,
+    pub first_leg_error: Option<String>,
+}
+
+/// Runs `queries` recalls at the context's now over `legs`, cycling through [`QUERIES`]
+/// with their entity as the graph seed.
+pub(crate) fn time_recalls(
+    ctx: &Context,
+    runtime: &tokio::runtime::Runtime,
+    stack: &RecallStack,
+    queries: usize,
+    legs: LegSet,
+) -> Result<RecallTimes> {
+    let mut t = RecallTimes {
+        semantic: Vec::new(),
+        bm25: Vec::new(),
+        graph: Vec::new(),
+        fused: Vec::new(),
+        legs_not_ok: 0,
+        first_leg_error: None,
+    };
+    for q in 0..queries {
+        let (text, entity) = QUERIES[q % QUERIES.len()];
+        let entity: EntityKey = entity.parse()?;
+        let request = RecallRequest {
+            text: text.to_string(),
+            entities: vec![entity],
+            as_of: AsOf::now(ctx.now),
+            k: 10,
+            legs,
+            fusion: FusionPolicy::Rrf,
+        };
+        let r = runtime.block_on(stack.engine.recall(&request));
+        for leg in legs.legs() {
+            let report = r.legs.get(leg);
+            if report.status != LegStatus::Ok {
+                t.legs_not_ok += 1;
+                t.first_leg_error.get_or_insert_with(|| {
+                    format!(
+                        "{} leg {}: {}",
+                        leg.as_str(),
+                        report.status.as_str(),
+                        report.error.as_deref().unwrap_or("no error given")
+                    )
+                });
+            }
+            match leg {
+                Leg::Semantic => &mut t.semantic,
+                Leg::Bm25 => &mut t.bm25,
+                Leg::Graph => &mut t.graph,
+            }
+            .push(report.latency_ms);
+        }
+        t.fused.push(r.latency_ms);
+    }
+    Ok(t)
 }
 
 #[derive(Serialize)]

@@ -11,17 +11,14 @@ use std::time::{Duration, Instant};
 use color_eyre::eyre::{Result, bail, eyre};
 use serde::Serialize;
 
-use super::bench::scratch_dir;
-use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use super::bench::{fill, scratch_dir};
+use super::bench_recall::{Percentiles, QUERIES, percentiles, time_recalls};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
 use strata::index::VectorLocation;
-use strata::ingest;
-use strata::model::{AsOf, EntityKey};
-use strata::recall::{
-    FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
-};
+
+use strata::recall::{LegSet, RecallStack, StackOptions};
 use strata::store::embedded::EmbeddedStore;
 use strata::store::falkordb::{FalkorStore, FalkorUrl};
 use strata::store::{MemoryStore, StoreLocation};
@@ -278,42 +275,21 @@ fn bench_size(
     })
 }
 
-/// Writes synthetic records `0..n` through the real ingest path in batches, timing validation
-/// (`prepare_text`) and the write of each batch apart; generating the text is not timed.
+/// [`fill`] into `store`, summarised.
 fn ingest_into(
     ctx: &Context,
     store: &dyn MemoryStore,
     n: usize,
     batch: usize,
 ) -> Result<IngestStats> {
-    let (mut validate, mut write) = (0.0f64, 0.0f64);
-    let mut batch_ms = Vec::new();
-    let mut start = 0;
-    while start < n {
-        let end = (start + batch).min(n);
-        let mut text = String::new();
-        for i in start..end {
-            text.push_str(&serde_json::to_string(&strata::synthetic::record(i))?);
-            text.push('\n');
-        }
-        let t0 = Instant::now();
-        let prepared = ingest::prepare_text("bench", &text, ctx.now)?;
-        let t1 = Instant::now();
-        ingest::write(store, &prepared.batch)?;
-        let w = t1.elapsed().as_secs_f64();
-        validate += (t1 - t0).as_secs_f64();
-        write += w;
-        batch_ms.push(w * 1e3);
-        start = end;
-        eprintln!("  {end}/{n} written ({:.0} ms)", w * 1e3);
-    }
-    let seconds = validate + write;
+    let filled = fill(ctx, store, n, batch)?;
+    let seconds = filled.validate_seconds + filled.write_seconds;
     Ok(IngestStats {
         ingest_seconds: seconds,
         ingest_episodes_per_s: n as f64 / seconds.max(f64::EPSILON),
-        validate_seconds: validate,
-        write_seconds: write,
-        batch_write_ms: percentiles(batch_ms),
+        validate_seconds: filled.validate_seconds,
+        write_seconds: filled.write_seconds,
+        batch_write_ms: percentiles(filled.batch_write_ms),
         episodes_stored: store.stats()?.episodes,
     })
 }
@@ -346,53 +322,17 @@ fn recall_pass(
         eprintln!("  {notice}");
     }
     stack.engine.timeout = Duration::from_secs(10);
-    let (mut sem, mut bm, mut gr, mut fused) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut not_ok = 0;
-    let mut first_error = None;
-    for q in 0..queries {
-        let (text, entity) = QUERIES[q % QUERIES.len()];
-        let entity: EntityKey = entity.parse()?;
-        let request = RecallRequest {
-            text: text.to_string(),
-            entities: vec![entity],
-            as_of: AsOf::now(ctx.now),
-            k: 10,
-            legs: LegSet::ALL,
-            fusion: FusionPolicy::Rrf,
-        };
-        let r = runtime.block_on(stack.engine.recall(&request));
-        for leg in Leg::ALL {
-            let report = r.legs.get(leg);
-            if report.status != LegStatus::Ok {
-                not_ok += 1;
-                if first_error.is_none() {
-                    first_error = Some(format!(
-                        "{} leg {}: {}",
-                        leg.as_str(),
-                        report.status.as_str(),
-                        report.error.as_deref().unwrap_or("no error given")
-                    ));
-                }
-            }
-            let v = match leg {
-                Leg::Semantic => &mut sem,
-                Leg::Bm25 => &mut bm,
-                Leg::Graph => &mut gr,
-            };
-            v.push(report.latency_ms);
-        }
-        fused.push(r.latency_ms);
-    }
-    if let Some(e) = &first_error {
-        eprintln!("  {not_ok} legs not ok; first: {e}");
+    let t = time_recalls(ctx, runtime, &stack, queries, LegSet::ALL)?;
+    if let Some(e) = &t.first_leg_error {
+        eprintln!("  {} legs not ok; first: {e}", t.legs_not_ok);
     }
     Ok(RecallStats {
         index_build_seconds: build,
-        semantic_ms: percentiles(sem),
-        bm25_ms: percentiles(bm),
-        graph_ms: percentiles(gr),
-        fused_ms: percentiles(fused),
-        legs_not_ok: not_ok,
-        first_leg_error: first_error,
+        semantic_ms: percentiles(t.semantic),
+        bm25_ms: percentiles(t.bm25),
+        graph_ms: percentiles(t.graph),
+        fused_ms: percentiles(t.fused),
+        legs_not_ok: t.legs_not_ok,
+        first_leg_error: t.first_leg_error,
     })
 }

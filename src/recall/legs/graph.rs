@@ -204,15 +204,13 @@ impl RecallLeg for GraphLeg {
                 (fp.to_string(), candidate)
             })
             .collect();
-        if found.len() < q.limit {
-            let hop1: Vec<String> = found.keys().cloned().collect();
-            for fp in hop1 {
-                for (entity, other, concluded_at) in self.bridges(&fp, &seeds, &q.as_of)? {
-                    let c = found.entry(other).or_insert_with(|| Candidate::new(2));
-                    if c.hop == 2 {
-                        c.shared.insert(entity);
-                        c.concluded_at = c.concluded_at.or(concluded_at);
-                    }
+        // Hop 1 came back short: widen through shared entities and lineage.
+        for fp in hop1.keys() {
+            for (entity, other, concluded_at) in self.bridges(fp, &seeds, &q.as_of)? {
+                let c = found.entry(other).or_insert_with(|| Candidate::new(2));
+                if c.hop == 2 {
+                    c.shared.insert(entity);
+                    c.concluded_at = c.concluded_at.or(concluded_at);
                 }
             }
         }

@@ -147,10 +147,10 @@ impl EmbeddedStore {
             let mut table = txn.open_table(SKILLS).map_err(backend)?;
             for draft in drafts {
                 let latest = latest_skill(&table, &draft.name)?;
-                let next = Skill::next(latest.as_ref(), draft, None, recorded_at);
-                if latest.as_ref().is_some_and(|l| l.same_content(&next)) {
+                let Some(next) = Skill::next_if_changed(latest.as_ref(), draft, None, recorded_at)
+                else {
                     continue;
-                }
+                };
                 let key = skill_key(&next.name, next.version);
                 table
                     .insert(key.as_str(), encode(&next)?.as_slice())
@@ -204,10 +204,10 @@ impl Tables<'_> {
         if latest.is_none() {
             rules::first_skill_version(origin, draft)?;
         }
-        let next = Skill::next(latest.as_ref(), draft, episode, recorded_at);
-        if latest.as_ref().is_some_and(|l| l.same_content(&next)) {
+        let Some(next) = Skill::next_if_changed(latest.as_ref(), draft, episode, recorded_at)
+        else {
             return Ok(false);
-        }
+        };
         let key = skill_key(&next.name, next.version);
         self.skills
             .insert(key.as_str(), encode(&next)?.as_slice())
@@ -307,17 +307,7 @@ impl Tables<'_> {
                     .map_err(backend)?;
                 report.new_entities += 1;
             }
-            let edge = FactEdge {
-                episode: fp.to_string(),
-                relation: fact.relation,
-                entity: fact.entity.clone(),
-                t_valid: fact.t_valid,
-                t_invalid: fact.t_invalid,
-                ingested_at: item.ingested_at,
-                expired_at: fact.t_invalid.map(|_| item.ingested_at),
-                superseded_by: None,
-                provenance: d.provenance.clone(),
-            };
+            let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
             let fkey = keys::fact(fp, fact.relation, &fact.entity);
             self.facts
                 .insert(fkey.as_slice(), encode(&edge)?.as_slice())

@@ -109,13 +109,8 @@ pub const INDEXES: [(&str, &[&str], &str); 6] = [
     ("Skill", &["name"], "CREATE INDEX FOR (k:Skill) ON (k.name)"),
 ];
 
-pub const EPISODE: &str = concat!(
-    "MATCH (e:MemoryEpisode {incident_fingerprint: $fp}) RETURN ",
-    episode_columns!("e")
-);
-
 pub const EPISODES: &str = concat!(
-    "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp}) RETURN ",
+    "UNWIND $keys AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp}) RETURN ",
     episode_columns!("e")
 );
 
@@ -132,25 +127,16 @@ pub const TIMELINE_OF_ENTITY: &str = concat!(
     " ORDER BY e.concluded_at DESC, e.incident_fingerprint DESC SKIP $offset LIMIT $limit"
 );
 
-pub const FACTS: &str = fact_match!(
-    "MATCH (e:MemoryEpisode {incident_fingerprint: $fp})-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity)"
-);
-
 pub const FACTS_OF_EPISODES: &str = fact_match!(
-    "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp})-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity)"
+    "UNWIND $keys AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp})-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity)"
 );
 
 pub const ENTITY_FACTS: &str = fact_match!(
     "MATCH (e:MemoryEpisode)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity {entity_type: $t, entity_ref: $r})"
 );
 
-pub const SUPERSEDES: &str = concat!(
-    "MATCH (e:MemoryEpisode {incident_fingerprint: $fp})-[s:SUPERSEDES]->(p:MemoryEpisode) RETURN ",
-    lineage_columns!()
-);
-
 pub const SUPERSEDES_OF_EPISODES: &str = concat!(
-    "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp})-[s:SUPERSEDES]->(p:MemoryEpisode) RETURN ",
+    "UNWIND $keys AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp})-[s:SUPERSEDES]->(p:MemoryEpisode) RETURN ",
     lineage_columns!()
 );
 
@@ -201,12 +187,12 @@ pub const STATS: [&str; 7] = [
 pub const HIGH_WATER: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH max(e.ingested_at) AS episodes \
      OPTIONAL MATCH (k:Skill) RETURN episodes, max(k.recorded_at)";
 
-pub const LATEST_SKILLS: &str = "UNWIND $names AS name MATCH (k:Skill {name: name}) \
+pub const LATEST_SKILLS: &str = "UNWIND $keys AS name MATCH (k:Skill {name: name}) \
      WITH name, max(k.version) AS v MATCH (k:Skill {name: name, version: v}) RETURN k.body";
 
 pub const SKILLS: &str = "MATCH (k:Skill) RETURN k.body ORDER BY k.name, k.version";
 
-pub const CODE_UNITS_BY_REF: &str = "UNWIND $refs AS ref MATCH (u:CodeUnit {embedding_ref: ref}) \
+pub const CODE_UNITS_BY_REF: &str = "UNWIND $keys AS ref MATCH (u:CodeUnit {embedding_ref: ref}) \
      RETURN u.repo, u.path, u.service, u.embedding_ref";
 
 pub const CODE_UNITS_OF_SERVICE: &str = "MATCH (u:CodeUnit {service: $service}) \

@@ -12,6 +12,7 @@ mod vectors;
 mod walk;
 mod write;
 
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -152,19 +153,20 @@ impl FalkorStore {
         })
     }
 
+    /// Every indexed property: (label or relationship type, property, RANGE or VECTOR).
+    pub(crate) fn indexed(&self) -> Result<BTreeSet<(String, String, String)>, StoreError> {
+        self.run(cypher::LIST_INDEXES, &[])?
+            .decode(|r| Ok((r.string(0)?, r.string(1)?, r.string(2)?)))
+            .map(|v| v.into_iter().collect())
+    }
+
     /// Creates the range indexes the queries rely on, where missing.
     fn ensure_schema(&self) -> Result<(), StoreError> {
-        let existing = self.run(cypher::LIST_INDEXES, &[])?;
-        let mut have = std::collections::BTreeSet::new();
-        for row in existing.iter() {
-            if row.string(2)? == "RANGE" {
-                have.insert((row.string(0)?, row.string(1)?));
-            }
-        }
+        let have = self.indexed()?;
         for (label, properties, create) in cypher::INDEXES {
             if properties
                 .iter()
-                .all(|p| have.contains(&(label.to_string(), p.to_string())))
+                .all(|p| have.contains(&(label.to_string(), p.to_string(), "RANGE".to_string())))
             {
                 continue;
             }

@@ -119,69 +119,44 @@ pub(super) fn code_unit(row: &Row<'_>) -> Result<CodeUnit, StoreError> {
 }
 
 impl FalkorStore {
-    pub(super) fn episodes_by_fingerprint(
+    /// Runs a template that unwinds `$keys` and decodes its rows; no keys, no query.
+    fn for_keys<T>(
         &self,
-        fps: &[String],
-    ) -> Result<Vec<MemoryEpisode>, StoreError> {
-        if fps.is_empty() {
+        template: &'static str,
+        keys: &[String],
+        decode: impl Fn(&Row<'_>) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = self.query(
-            cypher::EPISODES,
-            &[("fps", fingerprints(fps.iter().cloned()))],
-        )?;
-        rows.iter().map(|r| episode(&r)).collect()
+        self.query(template, &[("keys", fingerprints(keys.iter().cloned()))])?
+            .decode(decode)
     }
 
+    /// The facts of these episodes, in the embedded store's order.
     pub(super) fn facts_of(&self, fps: &[String]) -> Result<Vec<FactEdge>, StoreError> {
-        if fps.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self.query(
-            cypher::FACTS_OF_EPISODES,
-            &[("fps", fingerprints(fps.iter().cloned()))],
-        )?;
-        let mut facts = rows
-            .iter()
-            .map(|r| fact(&r))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut facts = self.for_keys(cypher::FACTS_OF_EPISODES, fps, fact)?;
         sort_facts(&mut facts);
         Ok(facts)
     }
 
+    /// The lineage edges these episodes wrote, by prior then entity.
     pub(super) fn supersedes_of(&self, fps: &[String]) -> Result<Vec<Supersession>, StoreError> {
-        if fps.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self.query(
-            cypher::SUPERSEDES_OF_EPISODES,
-            &[("fps", fingerprints(fps.iter().cloned()))],
-        )?;
-        rows.iter().map(|r| lineage(&r)).collect()
+        let mut out = self.for_keys(cypher::SUPERSEDES_OF_EPISODES, fps, lineage)?;
+        out.sort_by(|a, b| {
+            (&a.episode, &a.prior, &a.entity).cmp(&(&b.episode, &b.prior, &b.entity))
+        });
+        Ok(out)
     }
 
     pub(super) fn latest_skills(&self, names: &[String]) -> Result<Vec<Skill>, StoreError> {
-        if names.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self.query(
-            cypher::LATEST_SKILLS,
-            &[("names", fingerprints(names.iter().cloned()))],
-        )?;
-        rows.iter()
-            .map(|r| decode_json("skills", &r.string(0)?))
-            .collect()
+        self.for_keys(cypher::LATEST_SKILLS, names, |r| {
+            decode_json("skills", &r.string(0)?)
+        })
     }
 
     pub(super) fn code_units_by_ref(&self, refs: &[String]) -> Result<Vec<CodeUnit>, StoreError> {
-        if refs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = self.query(
-            cypher::CODE_UNITS_BY_REF,
-            &[("refs", fingerprints(refs.iter().cloned()))],
-        )?;
-        rows.iter().map(|r| code_unit(&r)).collect()
+        self.for_keys(cypher::CODE_UNITS_BY_REF, refs, code_unit)
     }
 
     /// The latest knowledge time recorded, by episodes and skills alike.
@@ -209,16 +184,15 @@ impl MemoryStore for FalkorStore {
     }
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
-        let rows = self.query(cypher::EPISODE, &[("fp", Param::from(fingerprint))])?;
-        rows.first().map(|r| episode(&r)).transpose()
+        Ok(self.episodes(&[fingerprint.to_string()])?.pop())
     }
 
     fn episodes(&self, fingerprints: &[String]) -> Result<Vec<MemoryEpisode>, StoreError> {
-        self.episodes_by_fingerprint(fingerprints)
+        self.for_keys(cypher::EPISODES, fingerprints, episode)
     }
 
     fn lessons(&self, fingerprints: &[String]) -> Result<Vec<Lesson>, StoreError> {
-        let episodes = self.episodes_by_fingerprint(fingerprints)?;
+        let episodes = self.episodes(fingerprints)?;
         let facts = self.facts_of(fingerprints)?;
         let mut by_episode: std::collections::HashMap<&str, Vec<&FactEdge>> =
             std::collections::HashMap::new();
@@ -257,45 +231,29 @@ impl MemoryStore for FalkorStore {
             }
             None => self.query(cypher::TIMELINE, &page)?,
         };
-        rows.iter().map(|r| episode(&r)).collect()
+        rows.decode(episode)
     }
 
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
-        let rows = self.query(cypher::FACTS, &[("fp", Param::from(fingerprint))])?;
-        let mut facts = rows
-            .iter()
-            .map(|r| fact(&r))
-            .collect::<Result<Vec<_>, _>>()?;
-        sort_facts(&mut facts);
-        Ok(facts)
+        self.facts_of(&[fingerprint.to_string()])
     }
 
     fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
-        let rows = self.query(cypher::ENTITY_FACTS, &entity_params(entity))?;
-        let mut facts = rows
-            .iter()
-            .map(|r| fact(&r))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut facts = self
+            .query(cypher::ENTITY_FACTS, &entity_params(entity))?
+            .decode(fact)?;
         sort_facts(&mut facts);
         Ok(facts)
     }
 
     fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
-        let rows = self.query(cypher::SUPERSEDES, &[("fp", Param::from(fingerprint))])?;
-        let mut out = rows
-            .iter()
-            .map(|r| lineage(&r))
-            .collect::<Result<Vec<_>, _>>()?;
-        out.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
-        Ok(out)
+        self.supersedes_of(&[fingerprint.to_string()])
     }
 
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
-        let rows = self.query(cypher::SUPERSEDED_BY, &[("fp", Param::from(fingerprint))])?;
-        let mut out = rows
-            .iter()
-            .map(|r| lineage(&r))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = self
+            .query(cypher::SUPERSEDED_BY, &[("fp", Param::from(fingerprint))])?
+            .decode(lineage)?;
         out.sort_by(|a, b| (&a.episode, &a.entity).cmp(&(&b.episode, &b.entity)));
         Ok(out)
     }
@@ -330,11 +288,8 @@ impl MemoryStore for FalkorStore {
                 ],
             )?,
         };
-        let episodes = rows
-            .iter()
-            .map(|r| episode(&r))
-            .collect::<Result<Vec<_>, _>>()?;
-        let out: Vec<(u64, MemoryEpisode)> = episodes
+        let out: Vec<(u64, MemoryEpisode)> = rows
+            .decode(episode)?
             .into_iter()
             .enumerate()
             .map(|(i, e)| (after + i as u64 + 1, e))
@@ -354,29 +309,25 @@ impl MemoryStore for FalkorStore {
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let rows = self.query(cypher::ENTITY_LINKS, &entity_params(entity))?;
-        rows.iter()
-            .map(|r| {
-                Ok(EntityLink {
-                    episode: r.string(0)?,
-                    relation: relation(&r.string(1)?)?,
-                    t_valid: r.time(2)?,
-                    t_invalid: r.opt_time(3)?,
-                    ingested_at: r.time(4)?,
-                    expired_at: r.opt_time(5)?,
-                    episode_concluded_at: r.time(6)?,
-                    episode_ingested_at: r.time(7)?,
-                    episode_t_valid: r.time(8)?,
-                })
+        rows.decode(|r| {
+            Ok(EntityLink {
+                episode: r.string(0)?,
+                relation: relation(&r.string(1)?)?,
+                t_valid: r.time(2)?,
+                t_invalid: r.opt_time(3)?,
+                ingested_at: r.time(4)?,
+                expired_at: r.opt_time(5)?,
+                episode_concluded_at: r.time(6)?,
+                episode_ingested_at: r.time(7)?,
+                episode_t_valid: r.time(8)?,
             })
-            .collect()
+        })
     }
 
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
-        let rows = self.query(cypher::ENTITIES, &[])?;
-        let mut out = rows
-            .iter()
-            .map(|r| entity(&r, 0))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = self
+            .query(cypher::ENTITIES, &[])?
+            .decode(|r| entity(r, 0))?;
         out.sort();
         Ok(out)
     }
@@ -384,12 +335,7 @@ impl MemoryStore for FalkorStore {
     fn stats(&self) -> Result<StoreStats, StoreError> {
         let mut n = [0u64; 7];
         for (count, template) in n.iter_mut().zip(cypher::STATS) {
-            let rows = self.query(template, &[])?;
-            *count = rows
-                .first()
-                .map(|r| r.int(0))
-                .transpose()?
-                .map_or(0, |v| u64::try_from(v).unwrap_or(0));
+            *count = self.query(template, &[])?.count()?;
         }
         Ok(StoreStats {
             episodes: n[0],
@@ -440,11 +386,11 @@ impl MemoryStore for FalkorStore {
     }
 
     fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {
-        let rows = self.query(
+        self.query(
             cypher::CODE_UNITS_OF_SERVICE,
             &[("service", Param::from(service))],
-        )?;
-        rows.iter().map(|r| code_unit(&r)).collect()
+        )?
+        .decode(code_unit)
     }
 
     fn code_unit(&self, embedding_ref: &str) -> Result<Option<CodeUnit>, StoreError> {
@@ -455,10 +401,8 @@ impl MemoryStore for FalkorStore {
     }
 
     fn skills(&self) -> Result<Vec<Skill>, StoreError> {
-        let rows = self.query(cypher::SKILLS, &[])?;
-        rows.iter()
-            .map(|r| decode_json("skills", &r.string(0)?))
-            .collect()
+        self.query(cypher::SKILLS, &[])?
+            .decode(|r| decode_json("skills", &r.string(0)?))
     }
 
     fn add_skills(
@@ -487,10 +431,7 @@ impl MemoryStore for FalkorStore {
                 ("K", Param::Int(known_at.millis())),
             ],
         )?;
-        rows.iter()
-            .map(|r| lineage(&r))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Some)
+        rows.decode(lineage).map(Some)
     }
 
     fn walk(

@@ -47,6 +47,23 @@ impl Rows {
         self.rows.iter().map(|cells| Row { cells })
     }
 
+    /// Every row, decoded.
+    pub fn decode<T>(
+        &self,
+        decode: impl Fn(&Row<'_>) -> Result<T, StoreError>,
+    ) -> Result<Vec<T>, StoreError> {
+        self.iter().map(|r| decode(&r)).collect()
+    }
+
+    /// The first column of the first row as a count (0 when there is none).
+    pub fn count(&self) -> Result<u64, StoreError> {
+        Ok(self
+            .first()
+            .map(|r| r.int(0))
+            .transpose()?
+            .map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
     pub fn first(&self) -> Option<Row<'_>> {
         self.rows.first().map(|cells| Row { cells })
     }

@@ -41,13 +41,11 @@ impl FalkorVectors {
                 )?;
             }
         }
-        let indexed = store.query(cypher::LIST_INDEXES, &[])?;
-        let mut present = false;
-        for row in indexed.iter() {
-            present |= row.string(0)? == "MemoryEpisode"
-                && row.string(1)? == "embedding"
-                && row.string(2)? == "VECTOR";
-        }
+        let present = store.indexed()?.contains(&(
+            "MemoryEpisode".to_string(),
+            "embedding".to_string(),
+            "VECTOR".to_string(),
+        ));
         if !present {
             store.query(cypher::CREATE_VECTOR_INDEX, &[("dim", dim)])?;
         }
@@ -69,12 +67,8 @@ impl VectorStore for FalkorVectors {
     }
 
     fn count(&self) -> Result<usize, IndexError> {
-        let rows = self.store.query(cypher::VECTOR_COUNT, &[])?;
-        Ok(rows
-            .first()
-            .map(|r| r.int(0))
-            .transpose()?
-            .map_or(0, |n| usize::try_from(n).unwrap_or(0)))
+        let n = self.store.query(cypher::VECTOR_COUNT, &[])?.count()?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     fn watermark(&self) -> Result<u64, IndexError> {

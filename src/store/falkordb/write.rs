@@ -8,7 +8,8 @@ use super::{FalkorStore, Param, cypher};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, Provenance, Relation, Timestamp};
 use crate::store::{
-    ApplyReport, BatchItem, EpisodeDraft, FactDraft, StoreError, SupersedeDraft, WriteBatch, rules,
+    ApplyReport, BatchItem, EpisodeDraft, FactDraft, MemoryStore, StoreError, SupersedeDraft,
+    WriteBatch, rules,
 };
 
 type FactKey = (String, Relation, EntityKey);
@@ -121,7 +122,7 @@ impl FalkorStore {
             std::iter::once(i.draft.incident_fingerprint.clone())
                 .chain(i.draft.supersedes.iter().map(|s| s.prior.clone()))
         }));
-        let stored = self.episodes_by_fingerprint(&fps)?;
+        let stored = self.episodes(&fps)?;
         let stored_fps: Vec<String> = stored
             .iter()
             .map(|e| e.incident_fingerprint.clone())
@@ -176,12 +177,10 @@ impl FalkorStore {
                     .map(|k| Param::Map(entity_params(k).to_vec()))
                     .collect(),
             );
-            for row in self
-                .query(cypher::EXISTING_ENTITIES, &[("keys", list)])?
-                .iter()
-            {
-                entities.insert(super::read::entity(&row, 0)?);
-            }
+            entities.extend(
+                self.query(cypher::EXISTING_ENTITIES, &[("keys", list)])?
+                    .decode(|r| super::read::entity(r, 0))?,
+            );
         }
         let names = distinct(
             items
@@ -270,10 +269,9 @@ impl FalkorStore {
         let mut plan = Plan::default();
         for draft in drafts {
             let previous = latest.get(&draft.name);
-            let next = Skill::next(previous, draft, None, recorded_at);
-            if previous.is_some_and(|l| l.same_content(&next)) {
+            let Some(next) = Skill::next_if_changed(previous, draft, None, recorded_at) else {
                 continue;
-            }
+            };
             plan.skill(&next)?;
             latest.insert(next.name.clone(), next);
         }
@@ -318,15 +316,14 @@ fn plan_episode(
         if previous.is_none() {
             rules::first_skill_version(&item.origin, skill)?;
         }
-        let next = Skill::next(
+        let Some(next) = Skill::next_if_changed(
             previous,
             skill,
             Some((fp, d.concluded_at)),
             item.ingested_at,
-        );
-        if previous.is_some_and(|l| l.same_content(&next)) {
+        ) else {
             continue;
-        }
+        };
         plan.skill(&next)?;
         known.skills.insert(next.name.clone(), next);
         report.new_skill_versions += 1;
@@ -338,17 +335,7 @@ fn plan_episode(
             plan.entities.push(Param::Map(entity));
             report.new_entities += 1;
         }
-        let edge = FactEdge {
-            episode: fp.to_string(),
-            relation: fact.relation,
-            entity: fact.entity.clone(),
-            t_valid: fact.t_valid,
-            t_invalid: fact.t_invalid,
-            ingested_at: item.ingested_at,
-            expired_at: fact.t_invalid.map(|_| item.ingested_at),
-            superseded_by: None,
-            provenance: d.provenance.clone(),
-        };
+        let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
         let mut params = vec![("fp", Param::from(fp))];
         params.extend(entity_params(&fact.entity));
         params.extend([
