@@ -10,6 +10,7 @@ pub mod import;
 pub mod index;
 pub mod ingest;
 pub mod learning;
+pub mod lmdb;
 pub mod model;
 pub mod query;
 pub mod recall;

@@ -198,7 +198,7 @@ fn the_graphs_vector_index_serves_the_semantic_leg() {
             assert!(e.ingested_at <= ts(at), "as-of filter");
         }
     }
-    match VectorLocation::FalkorDb(url).open(dir.path(), "other-model", 8) {
+    match VectorLocation::FalkorDb(url).open(dir.path(), "other-model", 8, None) {
         Err(e) => assert!(e.to_string().contains("hash-v1"), "{e}"),
         Ok(_) => panic!("opened an index of another model"),
     }

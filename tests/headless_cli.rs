@@ -54,7 +54,7 @@ fn a_malformed_script_fails_before_anything_runs() {
         "nothing may run, not even the first snapshot"
     );
     assert!(
-        !data.path().join("strata.redb").exists(),
+        !data.path().join("store").exists(),
         "the store is not even opened"
     );
 }

@@ -75,6 +75,12 @@ impl MemoryStore for Faulty {
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         self.inner.check()
     }
+    fn identity(&self) -> Result<Option<String>, StoreError> {
+        self.inner.identity()
+    }
+    fn generation(&self) -> Result<u64, StoreError> {
+        self.inner.generation()
+    }
     fn lesson(&self, fp: &str) -> Result<Option<strata::learning::Lesson>, StoreError> {
         self.inner.lesson(fp)
     }
@@ -382,8 +388,8 @@ fn graph_leg_follows_only_facts_valid_at_the_as_of_point() {
 #[test]
 fn vector_index_refuses_another_model_or_dimension() {
     let dir = tempfile::tempdir().unwrap();
-    VectorIndex::open(dir.path(), "hash-v1", 384).unwrap();
-    match VectorIndex::open(dir.path(), "hash-v1", 128) {
+    VectorIndex::open(dir.path(), "hash-v1", 384, Some("s")).unwrap();
+    match VectorIndex::open(dir.path(), "hash-v1", 128, Some("s")) {
         Err(IndexError::EmbedderMismatch {
             found_dimension: 384,
             dimension: 128,
@@ -392,7 +398,7 @@ fn vector_index_refuses_another_model_or_dimension() {
         Err(other) => panic!("wrong error: {other}"),
         Ok(_) => panic!("opened a 384-d index at 128 dimensions"),
     }
-    let index = VectorIndex::open(dir.path(), "hash-v1", 384).unwrap();
+    let index = VectorIndex::open(dir.path(), "hash-v1", 384, Some("s")).unwrap();
     let bad = strata::index::vectors::VectorRow {
         fingerprint: "X".into(),
         ingested_at: ts("2026-01-01T00:00:00Z"),
@@ -409,7 +415,7 @@ fn vector_index_refuses_another_model_or_dimension() {
     ));
     assert!(index.is_empty(), "nothing written at the wrong dimension");
     drop(index);
-    let msg = VectorIndex::open(dir.path(), "hash-v1", 1024)
+    let msg = VectorIndex::open(dir.path(), "hash-v1", 1024, Some("s"))
         .err()
         .unwrap()
         .to_string();

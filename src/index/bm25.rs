@@ -6,6 +6,7 @@ use super::sync::TEXT_VERSION;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
@@ -15,6 +16,7 @@ use tantivy::schema::{
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::IndexError;
+use crate::lmdb::{WriterGuard, WriterLock};
 use crate::model::{AsOf, Timestamp};
 
 const WRITER_HEAP: usize = 50_000_000;
@@ -28,7 +30,7 @@ pub struct TextDoc<'a> {
     pub t_valid: Timestamp,
 }
 
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Newest {
     watermark: u64,
     ingested_at: i64,
@@ -36,10 +38,24 @@ struct Newest {
     /// Which episode text the documents hold (`sync::TEXT_VERSION`); absent before lessons.
     #[serde(default = "first_text_version")]
     text_version: u32,
+    /// The store the documents came from; absent before stores had an identity.
+    #[serde(default)]
+    store_id: Option<String>,
 }
 
 fn first_text_version() -> u32 {
     1
+}
+
+/// A commit's payload, or that of an index nothing was committed to yet.
+fn payload_or_empty(payload: Option<&str>) -> Newest {
+    match payload {
+        Some(_) => read_payload(payload),
+        None => Newest {
+            text_version: TEXT_VERSION,
+            ..Newest::default()
+        },
+    }
 }
 
 /// The commit payload; unknown or unreadable payloads mean "filter always".
@@ -51,6 +67,7 @@ fn read_payload(payload: Option<&str>) -> Newest {
             ingested_at: i64::MAX,
             t_valid: i64::MAX,
             text_version: 0,
+            store_id: None,
         })
 }
 
@@ -66,14 +83,19 @@ pub struct Bm25Index {
     path: PathBuf,
     index: Index,
     reader: IndexReader,
-    writer: Mutex<IndexWriter>,
     fields: Fields,
-    /// The newest knowledge and valid times indexed: an as-of point at or after both needs
-    /// no time filter, which keeps "now" queries on tantivy's fastest path.
-    newest: Mutex<Newest>,
-    /// Set when the index was missing or unreadable and has been started afresh.
+    /// Turn-taking between processes that catch the index up.
+    lock: WriterLock,
+    /// The last commit this process has loaded: its opstamp and payload. The payload's
+    /// newest knowledge and valid times tell when an as-of point needs no time filter, which
+    /// keeps "now" queries on tantivy's fastest path.
+    seen: Mutex<(u64, Newest)>,
+    /// Set when the index was missing, unreadable or stale and has been started afresh.
     pub rebuilt: Option<String>,
 }
+
+/// How long to wait for another process's tantivy writer before giving up.
+const WRITER_WAIT: Duration = Duration::from_secs(30);
 
 fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
@@ -104,12 +126,22 @@ fn older_text(index: &Index) -> bool {
 
 impl Bm25Index {
     /// Opens the index in `dir`, or starts it afresh (to be refilled from the store) when it is
-    /// missing or corrupt; a corrupt one is moved aside, not deleted.
-    pub fn open(dir: &Path) -> Result<Self, IndexError> {
+    /// missing or corrupt; a corrupt one is moved aside, not deleted. An index built from
+    /// another store than `store_id` is emptied, to be rebuilt.
+    /// With no `store_id` (the store could not say) the index is taken as it is.
+    pub fn open(dir: &Path, store_id: Option<&str>) -> Result<Self, IndexError> {
         let err = |e: &dyn std::fmt::Display| IndexError::Text {
             path: dir.to_path_buf(),
             message: e.to_string(),
         };
+        let lock = WriterLock::new(dir.with_extension("lock"));
+        if let Some(parent) = dir.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
+        }
+        // Creating, replacing or emptying the index is one process's job at a time.
+        let _turn = lock
+            .acquire(WriterLock::default_wait())
+            .map_err(|e| err(&e))?;
         let (schema, fields) = schema();
         let mut rebuilt = None;
         let existing = dir.join("meta.json").is_file();
@@ -155,30 +187,99 @@ impl Bm25Index {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e: tantivy::TantivyError| err(&e))?;
-        // One indexing thread: documents land in the same segments in the same order on every
-        // run, so equal scores break the same way and the same data gives the same answers.
-        let writer: IndexWriter = index
-            .writer_with_num_threads(1, WRITER_HEAP)
-            .map_err(|e| err(&e))?;
-        // Merges happen only in `compact`, never behind its back.
-        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
         let metas = index.load_metas().map_err(|e| err(&e))?;
-        let mut newest = read_payload(metas.payload.as_deref());
-        if metas.payload.is_none() {
-            newest = Newest {
-                text_version: TEXT_VERSION,
-                ..Newest::default()
-            };
-        }
-        Ok(Bm25Index {
-            newest: Mutex::new(newest),
+        let built_from = read_payload(metas.payload.as_deref()).store_id;
+        let index = Bm25Index {
+            seen: Mutex::new((metas.opstamp, payload_or_empty(metas.payload.as_deref()))),
             path: dir.to_path_buf(),
             index,
             reader,
-            writer: Mutex::new(writer),
             fields,
+            lock,
             rebuilt,
-        })
+        };
+        let mut index = index;
+        if let Some(store_id) = store_id {
+            if metas.payload.is_some() && built_from.as_deref() != Some(store_id) {
+                index.rebuilt = Some("built from another store".into());
+                index.clear(store_id)?;
+            } else if metas.payload.is_none() {
+                index.stamp(store_id)?;
+            }
+        }
+        Ok(index)
+    }
+
+    /// One indexing thread: documents land in the same segments in the same order on every
+    /// run, so equal scores break the same way and the same data gives the same answers.
+    /// Another process may hold tantivy's writer for a moment: wait for it, boundedly.
+    fn writer(&self) -> Result<IndexWriter, IndexError> {
+        let started = Instant::now();
+        loop {
+            match self.index.writer_with_num_threads(1, WRITER_HEAP) {
+                Ok(writer) => {
+                    let writer: IndexWriter = writer;
+                    // Merges happen only in `compact`, never behind its back.
+                    writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+                    return Ok(writer);
+                }
+                Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < WRITER_WAIT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => return Err(self.err(&e)),
+            }
+        }
+    }
+
+    /// Commits `writer`'s work with `newest` as the payload, and loads it.
+    fn commit(&self, mut writer: IndexWriter, newest: &Newest) -> Result<(), IndexError> {
+        let mut commit = writer.prepare_commit().map_err(|e| self.err(&e))?;
+        let payload = serde_json::to_string(newest).map_err(|e| self.err(&e))?;
+        commit.set_payload(&payload);
+        commit.commit().map_err(|e| self.err(&e))?;
+        drop(writer);
+        self.refresh().map(|_| ())
+    }
+
+    /// Records which store a new, empty index is for.
+    fn stamp(&self, store_id: &str) -> Result<(), IndexError> {
+        let newest = Newest {
+            text_version: TEXT_VERSION,
+            store_id: Some(store_id.to_string()),
+            ..Newest::default()
+        };
+        self.commit(self.writer()?, &newest)
+    }
+
+    /// Empties the index for a rebuild from the store `store_id`.
+    pub fn clear(&self, store_id: &str) -> Result<(), IndexError> {
+        let writer = self.writer()?;
+        writer.delete_all_documents().map_err(|e| self.err(&e))?;
+        let newest = Newest {
+            text_version: TEXT_VERSION,
+            store_id: Some(store_id.to_string()),
+            ..Newest::default()
+        };
+        self.commit(writer, &newest)
+    }
+
+    /// Held while catching the index up, so that two processes never index the same
+    /// episodes at once.
+    pub fn catch_up_guard(&self) -> Result<WriterGuard, IndexError> {
+        self.lock
+            .acquire(WriterLock::default_wait())
+            .map_err(|e| self.err(&e))
+    }
+
+    /// Loads the latest commit (another process's, perhaps) when there is a newer one.
+    fn refresh(&self) -> Result<Newest, IndexError> {
+        let metas = self.index.load_metas().map_err(|e| self.err(&e))?;
+        let mut seen = self.seen.lock().map_err(|e| self.err(&e))?;
+        if seen.0 != metas.opstamp {
+            self.reader.reload().map_err(|e| self.err(&e))?;
+            *seen = (metas.opstamp, payload_or_empty(metas.payload.as_deref()));
+        }
+        Ok(seen.1.clone())
     }
 
     fn err(&self, e: &dyn std::fmt::Display) -> IndexError {
@@ -190,10 +291,11 @@ impl Bm25Index {
 
     /// The store ingest sequence this index has read up to (the last commit's payload).
     pub fn watermark(&self) -> Result<u64, IndexError> {
-        Ok(self.newest.lock().map_err(|e| self.err(&e))?.watermark)
+        Ok(self.refresh()?.watermark)
     }
 
     pub fn len(&self) -> u64 {
+        let _ = self.refresh();
         self.reader.searcher().num_docs()
     }
 
@@ -203,8 +305,8 @@ impl Bm25Index {
 
     /// Adds documents and advances the watermark in one commit.
     pub fn append(&self, docs: &[TextDoc<'_>], watermark: u64) -> Result<(), IndexError> {
-        let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
-        let mut newest = *self.newest.lock().map_err(|e| self.err(&e))?;
+        let mut newest = self.refresh()?;
+        let writer = self.writer()?;
         newest.watermark = watermark;
         newest.text_version = TEXT_VERSION;
         let f = self.fields;
@@ -219,19 +321,13 @@ impl Bm25Index {
             newest.ingested_at = newest.ingested_at.max(d.ingested_at.millis());
             newest.t_valid = newest.t_valid.max(d.t_valid.millis());
         }
-        let mut commit = writer.prepare_commit().map_err(|e| self.err(&e))?;
-        let payload = serde_json::to_string(&newest).map_err(|e| self.err(&e))?;
-        commit.set_payload(&payload);
-        commit.commit().map_err(|e| self.err(&e))?;
-        *self.newest.lock().map_err(|e| self.err(&e))? = newest;
-        self.reader.reload().map_err(|e| self.err(&e))?;
-        Ok(())
+        self.commit(writer, &newest)
     }
 
     /// Merges the index into one segment when catching up left it in many (one per page
     /// appended): a query then walks one posting list per term instead of hundreds.
     pub fn compact(&self) -> Result<(), IndexError> {
-        let mut writer = self.writer.lock().map_err(|e| self.err(&e))?;
+        let mut writer = self.writer()?;
         let segments = self
             .index
             .searchable_segment_ids()
@@ -244,8 +340,8 @@ impl Bm25Index {
             .garbage_collect_files()
             .wait()
             .map_err(|e| self.err(&e))?;
-        self.reader.reload().map_err(|e| self.err(&e))?;
-        Ok(())
+        drop(writer);
+        self.refresh().map(|_| ())
     }
 
     /// BM25 over the query's terms, limited to documents known at K and begun by V.
@@ -293,7 +389,7 @@ impl Bm25Index {
                 Box::new(ConstScoreQuery::new(Box::new(range), 0.0)),
             )
         };
-        let newest = *self.newest.lock().map_err(|e| self.err(&e))?;
+        let newest = self.refresh()?;
         let mut filters = Vec::new();
         if as_of.known_at.millis() < newest.ingested_at {
             filters.push(until(f.ingested_at, as_of.known_at));

@@ -135,8 +135,9 @@ fn slug(text: &str) -> String {
         .collect()
 }
 
-pub fn collection_name(model: &str) -> String {
-    format!("incident-memory-{}-v1", slug(model))
+/// One collection per store and model: two stores on one server never see each other's points.
+pub fn collection_name(model: &str, store_id: &str) -> String {
+    format!("incident-memory-{}-{}-v1", slug(model), slug(store_id))
 }
 
 pub fn point_id(fingerprint: &str) -> Uuid {
@@ -297,8 +298,16 @@ impl QdrantVectors {
         model: &str,
         dimension: usize,
         state_dir: &Path,
+        store_id: &str,
     ) -> Result<Self, IndexError> {
-        Self::open_with(url, model, dimension, state_dir, Timeouts::default())
+        Self::open_with(
+            url,
+            model,
+            dimension,
+            state_dir,
+            store_id,
+            Timeouts::default(),
+        )
     }
 
     fn open_with(
@@ -306,13 +315,14 @@ impl QdrantVectors {
         model: &str,
         dimension: usize,
         state_dir: &Path,
+        store_id: &str,
         timeouts: Timeouts,
     ) -> Result<Self, IndexError> {
         let endpoint = parse_url(url).map_err(|message| IndexError::Vectors {
             path: PathBuf::from(url),
             message,
         })?;
-        let collection = collection_name(model);
+        let collection = collection_name(model, store_id);
         let location = PathBuf::from(format!("{SCHEME}{}/{collection}", endpoint.authority()));
         let fail = |message: String| IndexError::Vectors {
             path: location.clone(),
@@ -466,6 +476,16 @@ impl QdrantVectors {
         Ok(())
     }
 
+    /// Drops the collection and makes it anew, empty, for a rebuild from the store.
+    pub fn clear(&self) -> Result<(), IndexError> {
+        self.run(
+            "cannot drop the collection",
+            self.client.delete_collection(self.collection.as_str()),
+        )?;
+        self.ensure_collection()?;
+        self.write_watermark(0)
+    }
+
     /// Upserts the rows (waiting until they are applied), then records the watermark.
     pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
         if let Some(r) = rows.iter().find(|r| r.vector.len() != self.dimension) {
@@ -582,19 +602,22 @@ mod tests {
     #[test]
     fn open_refuses_a_bad_url_before_connecting() {
         let dir = tempfile::tempdir().unwrap();
-        let e = QdrantVectors::open("qdrant//localhost", "m", 4, dir.path())
+        let e = QdrantVectors::open("qdrant//localhost", "m", 4, dir.path(), "s")
             .err()
             .unwrap();
         assert!(e.to_string().contains("qdrant://HOST:PORT"), "{e}");
     }
 
     #[test]
-    fn collections_are_named_by_model_slug() {
+    fn collections_are_named_by_model_and_store() {
         assert_eq!(
-            collection_name("BAAI/bge-small-en-v1.5"),
-            "incident-memory-baai_bge-small-en-v1.5-v1"
+            collection_name("BAAI/bge-small-en-v1.5", "3f2a"),
+            "incident-memory-baai_bge-small-en-v1.5-3f2a-v1"
         );
-        assert_eq!(collection_name("hash 64"), "incident-memory-hash_64-v1");
+        assert_eq!(
+            collection_name("hash 64", "id"),
+            "incident-memory-hash_64-id-v1"
+        );
     }
 
     #[test]
@@ -767,13 +790,13 @@ mod tests {
     fn open_fails_fast_on_a_closed_port() {
         let dir = tempfile::tempdir().unwrap();
         let t0 = Instant::now();
-        let e = QdrantVectors::open("qdrant://127.0.0.1:1", "m", 4, dir.path())
+        let e = QdrantVectors::open("qdrant://127.0.0.1:1", "m", 4, dir.path(), "s")
             .err()
             .unwrap();
         assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
         let text = e.to_string();
         assert!(
-            text.contains("qdrant://127.0.0.1:1/incident-memory-m-v1"),
+            text.contains("qdrant://127.0.0.1:1/incident-memory-m-s-v1"),
             "{text}"
         );
         assert!(message(e).starts_with("cannot reach Qdrant"), "{text}");
@@ -787,7 +810,7 @@ mod tests {
         let url = format!("qdrant://{}", listener.local_addr().unwrap());
         let dir = tempfile::tempdir().unwrap();
         let t0 = Instant::now();
-        let e = QdrantVectors::open_with(&url, "m", 4, dir.path(), quick())
+        let e = QdrantVectors::open_with(&url, "m", 4, dir.path(), "s", quick())
             .err()
             .unwrap();
         assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());

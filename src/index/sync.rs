@@ -68,13 +68,33 @@ fn follow(
     }
 }
 
-/// Brings the text index up to the store's ingest log.
+/// The identity derived indexes are keyed by: the store's own, or `unidentified` for a store
+/// nobody has written through Strata yet (its indexes rebuild once it gets one).
+pub fn store_identity(store: &dyn MemoryStore) -> Result<String, IndexError> {
+    Ok(store
+        .identity()?
+        .unwrap_or_else(|| "unidentified".to_string()))
+}
+
+/// An index whose watermark is past the end of the store's log was built from something
+/// else (the store was restored from a backup, or made anew under it).
+fn ahead_of(store_episodes: u64, watermark: u64) -> bool {
+    watermark > store_episodes
+}
+
+/// Brings the text index up to the store's ingest log, rebuilding it when it is ahead of
+/// the store.
 pub fn sync_text(
     store: &dyn MemoryStore,
     text: &Bm25Index,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<usize, IndexError> {
+    let _turn = text.catch_up_guard()?;
     let total = store.stats()?.episodes;
+    if ahead_of(total, text.watermark()?) {
+        tracing::warn!("the text index is ahead of the store's log: rebuilding it");
+        text.clear(&store_identity(store)?)?;
+    }
     let mut indexed = 0;
     let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
         let texts = texts(store, page)?;
@@ -112,7 +132,12 @@ pub fn sync_vectors(
     embedder: &dyn Embedder,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<usize, IndexError> {
+    let _turn = vectors.catch_up_guard()?;
     let total = store.stats()?.episodes;
+    if ahead_of(total, vectors.watermark()?) {
+        tracing::warn!("the vector index is ahead of the store's log: rebuilding it");
+        vectors.clear(&store_identity(store)?)?;
+    }
     let mut embedded = 0;
     let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
         let texts = texts(store, page)?;

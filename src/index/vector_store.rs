@@ -4,6 +4,7 @@ use std::sync::Arc;
 use super::IndexError;
 use super::qdrant::QdrantVectors;
 use super::vectors::{Scored, VectorIndex, VectorRow};
+use crate::lmdb::WriterGuard;
 use crate::model::AsOf;
 use crate::store::StoreLocation;
 use crate::store::falkordb::{FalkorUrl, FalkorVectors};
@@ -20,6 +21,17 @@ pub trait VectorStore: Send + Sync {
     fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError>;
     /// Cosine kNN over vectors known at K and begun by V: best first, ties by fingerprint.
     fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError>;
+    /// Held while catching up, so that two processes never embed the same episodes; `None`
+    /// where the backend needs no such turn-taking.
+    fn catch_up_guard(&self) -> Result<Option<WriterGuard>, IndexError> {
+        Ok(None)
+    }
+    /// Empties the index so that it is rebuilt from the store (of identity `store_id`).
+    fn clear(&self, store_id: &str) -> Result<(), IndexError>;
+    /// Why the index was emptied when it opened, to be rebuilt from the store.
+    fn rebuilt(&self) -> Option<String> {
+        None
+    }
 }
 
 /// `--vectors`: a local index in the data directory (the default), Qdrant, or the FalkorDB
@@ -54,16 +66,28 @@ impl VectorLocation {
         }
     }
 
+    /// Opens the vectors of the store whose identity is `store_id` (see
+    /// [`crate::store::MemoryStore::identity`]); `None` when the store could not say.
     pub fn open(
         &self,
         index_dir: &Path,
         model: &str,
         dimension: usize,
+        store_id: Option<&str>,
     ) -> Result<Arc<dyn VectorStore>, IndexError> {
         Ok(match self {
-            VectorLocation::Local => Arc::new(VectorIndex::open(index_dir, model, dimension)?),
+            VectorLocation::Local => {
+                Arc::new(VectorIndex::open(index_dir, model, dimension, store_id)?)
+            }
             VectorLocation::Qdrant(url) => {
-                Arc::new(QdrantVectors::open(url, model, dimension, index_dir)?)
+                let store_id = store_id.ok_or_else(|| IndexError::Vectors {
+                    path: url.into(),
+                    message: "the store cannot say which it is, so its collection is unknown"
+                        .into(),
+                })?;
+                Arc::new(QdrantVectors::open(
+                    url, model, dimension, index_dir, store_id,
+                )?)
             }
             VectorLocation::FalkorDb(url) => Arc::new(FalkorVectors::open(url, model, dimension)?),
         })
@@ -86,6 +110,15 @@ impl VectorStore for VectorIndex {
     fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
         VectorIndex::search(self, query, as_of, limit)
     }
+    fn catch_up_guard(&self) -> Result<Option<WriterGuard>, IndexError> {
+        VectorIndex::catch_up_guard(self).map(Some)
+    }
+    fn clear(&self, store_id: &str) -> Result<(), IndexError> {
+        VectorIndex::clear(self, store_id)
+    }
+    fn rebuilt(&self) -> Option<String> {
+        self.rebuilt.clone()
+    }
 }
 
 impl VectorStore for QdrantVectors {
@@ -103,5 +136,8 @@ impl VectorStore for QdrantVectors {
     }
     fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
         QdrantVectors::search(self, query, as_of, limit)
+    }
+    fn clear(&self, _store_id: &str) -> Result<(), IndexError> {
+        QdrantVectors::clear(self)
     }
 }

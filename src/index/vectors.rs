@@ -1,20 +1,22 @@
-//! The embedded vector index: one redb file per embedding model, recording the model and
-//! dimension, loaded into one contiguous matrix for exact cosine search.
+//! The embedded vector index: one LMDB environment per embedding model, recording the model,
+//! dimension and the store it was built from, shared by every process on the data directory.
+//! Each process keeps the vectors in one contiguous matrix for exact cosine search and reads
+//! in what other processes appended, through the index's own append log, before searching.
 
 use super::sync::TEXT_VERSION;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+use heed::types::Bytes;
+use heed::{Database, RoTxn, RwTxn};
 
 use super::IndexError;
+use crate::lmdb::{self, SharedEnv, WriterGuard, WriterLock};
 use crate::model::{AsOf, Timestamp};
 
-const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
-/// fingerprint -> known_at ms, valid_from ms, then the vector as little-endian f32
-const VECTORS: TableDefinition<&str, &[u8]> = TableDefinition::new("vectors");
+type Db = Database<'static, Bytes, Bytes>;
 
 /// One vector and the times that decide whether an as-of query may see it.
 pub struct VectorRow {
@@ -56,8 +58,12 @@ pub struct VectorIndex {
     path: PathBuf,
     model: String,
     dimension: usize,
-    db: Database,
-    matrix: RwLock<Matrix>,
+    shared: Arc<SharedEnv>,
+    tables: Tables,
+    lock: WriterLock,
+    loaded: RwLock<Loaded>,
+    /// Why the index was emptied on open to be rebuilt from the store, if it was.
+    pub rebuilt: Option<String>,
 }
 
 /// A search hit; ties on score fall back to the fingerprint so results are deterministic.
@@ -150,37 +156,86 @@ fn slug(model: &str) -> String {
 }
 
 pub fn index_path(dir: &Path, model: &str) -> PathBuf {
-    dir.join(format!("vectors-{}.redb", slug(model)))
+    dir.join(format!("vectors-{}", slug(model)))
+}
+
+/// meta: model, dimension, text_version, store_id, watermark, epoch (bumped when cleared)
+/// vectors: fingerprint -> known_at ms, valid_from ms, then the vector as little-endian f32
+/// log: append sequence (u64 BE) -> fingerprint, for other processes to read in what is new
+#[derive(Clone, Copy)]
+struct Tables {
+    meta: Db,
+    vectors: Db,
+    log: Db,
+}
+
+/// What this process has read into its matrix.
+#[derive(Default)]
+struct Loaded {
+    epoch: u64,
+    sequence: u64,
+    matrix: Matrix,
+}
+
+fn get_meta(t: &Tables, txn: &RoTxn, key: &str) -> Result<Option<String>, heed::Error> {
+    Ok(t.meta
+        .get(txn, key.as_bytes())?
+        .map(|v| String::from_utf8_lossy(v).into_owned()))
+}
+
+fn put_meta(t: &Tables, txn: &mut RwTxn, key: &str, value: &str) -> Result<(), heed::Error> {
+    t.meta.put(txn, key.as_bytes(), value.as_bytes())
+}
+
+fn last_sequence(t: &Tables, txn: &RoTxn) -> Result<u64, heed::Error> {
+    Ok(t.log
+        .last(txn)?
+        .and_then(|(k, _)| <[u8; 8]>::try_from(k).ok())
+        .map_or(0, u64::from_be_bytes))
 }
 
 impl VectorIndex {
-    /// Opens (creating if needed) the index for `model` in `dir`; refuses an index built by
-    /// another model or at another dimension.
-    pub fn open(dir: &Path, model: &str, dimension: usize) -> Result<Self, IndexError> {
+    /// Opens (creating if needed) the index for `model` in `dir`, built from the store
+    /// `store_id`; refuses an index built by another model or at another dimension, and
+    /// starts afresh (saying so in [`Self::rebuilt`]) one built from another store or from an
+    /// older episode text.
+    pub fn open(
+        dir: &Path,
+        model: &str,
+        dimension: usize,
+        store_id: Option<&str>,
+    ) -> Result<Self, IndexError> {
         let path = index_path(dir, model);
         let err = |e: &dyn std::fmt::Display| IndexError::Vectors {
             path: path.clone(),
             message: e.to_string(),
         };
-        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
-        let db = Database::create(&path).map_err(|e| err(&e))?;
-        let (found_model, found_dimension, found_text) = {
-            let read = db.begin_read().map_err(|e| err(&e))?;
-            match read.open_table(META) {
-                Ok(meta) => {
-                    let get = |k: &str| -> Result<Option<String>, IndexError> {
-                        Ok(meta
-                            .get(k)
-                            .map_err(|e| err(&e))?
-                            .map(|v| v.value().to_string()))
-                    };
-                    (get("model")?, get("dimension")?, get("text_version")?)
-                }
-                Err(redb::TableError::TableDoesNotExist(_)) => (None, None, None),
-                Err(e) => return Err(err(&e)),
-            }
-        };
+        let shared = lmdb::open(&path).map_err(|e| err(&e))?;
+        let lock = WriterLock::new(path.join("catch-up.lock"));
+        let env = &shared.env;
+        let made = env
+            .create_databases_and_commit(
+                env.write_txn().map_err(|e| err(&e))?,
+                |dbo, txn| -> Result<_, heed::Error> {
+                    let mut make = |name| dbo.create_database::<Bytes, Bytes>(txn, Some(name));
+                    Ok(heed::CommitOrAbort::<_, ()>::Commit([
+                        make("meta")?,
+                        make("vectors")?,
+                        make("log")?,
+                    ]))
+                },
+            )
+            .map_err(|e| err(&e))?;
+        let [meta, vectors, log] = made
+            .commit()
+            .ok_or_else(|| err(&"creating the tables was aborted"))?;
+        let t = Tables { meta, vectors, log };
+        let mut wtxn = env.write_txn().map_err(|e| err(&e))?;
+        let get = |txn: &RoTxn, k: &str| get_meta(&t, txn, k).map_err(|e| err(&e));
+        let found_model = get(&wtxn, "model")?;
+        let found_dimension = get(&wtxn, "dimension")?;
         let current_text = TEXT_VERSION.to_string();
+        let mut rebuilt = None;
         match (found_model, found_dimension) {
             (Some(m), Some(d)) => {
                 let d: usize = d.parse().map_err(|e| err(&e))?;
@@ -193,43 +248,47 @@ impl VectorIndex {
                         dimension,
                     });
                 }
-                if found_text.as_deref() != Some(current_text.as_str()) {
-                    // Vectors of an older episode text: embed everything again.
-                    let txn = db.begin_write().map_err(|e| err(&e))?;
-                    {
-                        txn.delete_table(VECTORS).map_err(|e| err(&e))?;
-                        txn.open_table(VECTORS).map_err(|e| err(&e))?;
-                        let mut meta = txn.open_table(META).map_err(|e| err(&e))?;
-                        meta.insert("watermark", "0").map_err(|e| err(&e))?;
-                        meta.insert("text_version", current_text.as_str())
-                            .map_err(|e| err(&e))?;
-                    }
-                    txn.commit().map_err(|e| err(&e))?;
+                if get(&wtxn, "text_version")?.as_deref() != Some(current_text.as_str()) {
+                    rebuilt = Some("built from an older episode text".to_string());
+                } else if let Some(id) = store_id
+                    && get(&wtxn, "store_id")?.as_deref() != Some(id)
+                {
+                    rebuilt = Some("built from another store".to_string());
                 }
             }
             _ => {
-                let txn = db.begin_write().map_err(|e| err(&e))?;
-                {
-                    let mut meta = txn.open_table(META).map_err(|e| err(&e))?;
-                    meta.insert("model", model).map_err(|e| err(&e))?;
-                    meta.insert("dimension", dimension.to_string().as_str())
-                        .map_err(|e| err(&e))?;
-                    meta.insert("watermark", "0").map_err(|e| err(&e))?;
-                    meta.insert("text_version", current_text.as_str())
-                        .map_err(|e| err(&e))?;
-                    txn.open_table(VECTORS).map_err(|e| err(&e))?;
+                put_meta(&t, &mut wtxn, "model", model).map_err(|e| err(&e))?;
+                put_meta(&t, &mut wtxn, "dimension", &dimension.to_string())
+                    .map_err(|e| err(&e))?;
+                put_meta(&t, &mut wtxn, "text_version", &current_text).map_err(|e| err(&e))?;
+                if let Some(id) = store_id {
+                    put_meta(&t, &mut wtxn, "store_id", id).map_err(|e| err(&e))?;
                 }
-                txn.commit().map_err(|e| err(&e))?;
             }
         }
+        wtxn.commit().map_err(|e| err(&e))?;
         let index = VectorIndex {
             path,
             model: model.to_string(),
             dimension,
-            db,
-            matrix: RwLock::new(Matrix::default()),
+            shared,
+            tables: t,
+            lock,
+            loaded: RwLock::new(Loaded::default()),
+            rebuilt: rebuilt.clone(),
         };
-        index.load()?;
+        if rebuilt.is_some() {
+            // An older text with no known store keeps whatever identity it recorded.
+            let id = match store_id {
+                Some(id) => Some(id.to_string()),
+                None => {
+                    let txn = index.shared.env.read_txn().map_err(|e| index.err(&e))?;
+                    get_meta(&t, &txn, "store_id").map_err(|e| index.err(&e))?
+                }
+            };
+            index.clear(id.as_deref().unwrap_or("unidentified"))?;
+        }
+        index.refresh()?;
         Ok(index)
     }
 
@@ -240,16 +299,67 @@ impl VectorIndex {
         }
     }
 
-    fn load(&self) -> Result<(), IndexError> {
-        let read = self.db.begin_read().map_err(|e| self.err(&e))?;
-        let table = read.open_table(VECTORS).map_err(|e| self.err(&e))?;
-        let mut m = Matrix::default();
-        for row in table.iter().map_err(|e| self.err(&e))? {
-            let (k, v) = row.map_err(|e| self.err(&e))?;
-            let (known, valid, vector) = self.decode(v.value())?;
-            m.push(k.value(), known, valid, &vector);
+    /// Empties the index for a rebuild from `store_id`, for every process (they see the
+    /// epoch change and drop what they had read).
+    pub fn clear(&self, store_id: &str) -> Result<(), IndexError> {
+        let t = self.tables;
+        let mut txn = self.shared.env.write_txn().map_err(|e| self.err(&e))?;
+        let epoch = get_meta(&t, &txn, "epoch")
+            .map_err(|e| self.err(&e))?
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        let run = |txn: &mut RwTxn| -> Result<(), heed::Error> {
+            t.vectors.clear(txn)?;
+            t.log.clear(txn)?;
+            put_meta(&t, txn, "watermark", "0")?;
+            put_meta(&t, txn, "epoch", &(epoch + 1).to_string())?;
+            put_meta(&t, txn, "text_version", &TEXT_VERSION.to_string())?;
+            put_meta(&t, txn, "store_id", store_id)
+        };
+        run(&mut txn).map_err(|e| self.err(&e))?;
+        txn.commit().map_err(|e| self.err(&e))?;
+        self.refresh()
+    }
+
+    /// Reads in the rows appended since this process last looked (all of them after a clear).
+    fn refresh(&self) -> Result<(), IndexError> {
+        let t = self.tables;
+        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
+        let epoch = get_meta(&t, &txn, "epoch")
+            .map_err(|e| self.err(&e))?
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        let last = last_sequence(&t, &txn).map_err(|e| self.err(&e))?;
+        {
+            let loaded = self.loaded.read().map_err(|e| self.err(&e))?;
+            if loaded.epoch == epoch && loaded.sequence == last {
+                return Ok(());
+            }
         }
-        *self.matrix.write().map_err(|e| self.err(&e))? = m;
+        let mut loaded = self.loaded.write().map_err(|e| self.err(&e))?;
+        if loaded.epoch != epoch {
+            *loaded = Loaded {
+                epoch,
+                ..Loaded::default()
+            };
+        }
+        let from = (loaded.sequence + 1).to_be_bytes();
+        let range = (
+            std::ops::Bound::Included(from.as_slice()),
+            std::ops::Bound::Unbounded,
+        );
+        let mut newest = loaded.sequence;
+        for row in t.log.range(&txn, &range).map_err(|e| self.err(&e))? {
+            let (seq, fp) = row.map_err(|e| self.err(&e))?;
+            newest = <[u8; 8]>::try_from(seq).map_or(newest, u64::from_be_bytes);
+            let Some(bytes) = t.vectors.get(&txn, fp).map_err(|e| self.err(&e))? else {
+                continue;
+            };
+            let (known, valid, vector) = self.decode(bytes)?;
+            let fp = String::from_utf8_lossy(fp);
+            loaded.matrix.push(&fp, known, valid, &vector);
+        }
+        loaded.sequence = newest;
         Ok(())
     }
 
@@ -278,22 +388,44 @@ impl VectorIndex {
     }
 
     pub fn len(&self) -> usize {
-        self.matrix.read().map_or(0, |m| m.fingerprints.len())
+        let _ = self.refresh();
+        self.loaded
+            .read()
+            .map_or(0, |l| l.matrix.fingerprints.len())
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// The store ingest sequence this index has read up to.
-    pub fn watermark(&self) -> Result<u64, IndexError> {
-        let read = self.db.begin_read().map_err(|e| self.err(&e))?;
-        let meta = read.open_table(META).map_err(|e| self.err(&e))?;
-        let value = meta.get("watermark").map_err(|e| self.err(&e))?;
-        Ok(value.and_then(|v| v.value().parse().ok()).unwrap_or(0))
+    /// Whether the vector of `fingerprint` is stored.
+    pub fn contains(&self, fingerprint: &str) -> Result<bool, IndexError> {
+        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
+        Ok(self
+            .tables
+            .vectors
+            .get(&txn, fingerprint.as_bytes())
+            .map_err(|e| self.err(&e))?
+            .is_some())
     }
 
-    /// Adds rows and advances the watermark in one transaction.
+    /// The store ingest sequence this index has read up to.
+    pub fn watermark(&self) -> Result<u64, IndexError> {
+        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
+        Ok(get_meta(&self.tables, &txn, "watermark")
+            .map_err(|e| self.err(&e))?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Held while catching the index up, so two processes never embed the same episodes.
+    pub fn catch_up_guard(&self) -> Result<WriterGuard, IndexError> {
+        self.lock
+            .acquire(WriterLock::default_wait())
+            .map_err(|e| self.err(&e))
+    }
+
+    /// Adds rows (upserting by fingerprint) and advances the watermark in one transaction.
     pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
         for r in rows {
             if r.vector.len() != self.dimension {
@@ -303,9 +435,10 @@ impl VectorIndex {
                 });
             }
         }
-        let txn = self.db.begin_write().map_err(|e| self.err(&e))?;
-        {
-            let mut table = txn.open_table(VECTORS).map_err(|e| self.err(&e))?;
+        let t = self.tables;
+        let mut txn = self.shared.env.write_txn().map_err(|e| self.err(&e))?;
+        let run = |txn: &mut RwTxn| -> Result<(), heed::Error> {
+            let mut sequence = last_sequence(&t, txn)?;
             let mut bytes = Vec::with_capacity(16 + 4 * self.dimension);
             for r in rows {
                 bytes.clear();
@@ -314,25 +447,16 @@ impl VectorIndex {
                 for x in &r.vector {
                     bytes.extend_from_slice(&x.to_le_bytes());
                 }
-                table
-                    .insert(r.fingerprint.as_str(), bytes.as_slice())
-                    .map_err(|e| self.err(&e))?;
+                t.vectors.put(txn, r.fingerprint.as_bytes(), &bytes)?;
+                sequence += 1;
+                t.log
+                    .put(txn, &sequence.to_be_bytes(), r.fingerprint.as_bytes())?;
             }
-            let mut meta = txn.open_table(META).map_err(|e| self.err(&e))?;
-            meta.insert("watermark", watermark.to_string().as_str())
-                .map_err(|e| self.err(&e))?;
-        }
+            put_meta(&t, txn, "watermark", &watermark.to_string())
+        };
+        run(&mut txn).map_err(|e| self.err(&e))?;
         txn.commit().map_err(|e| self.err(&e))?;
-        let mut m = self.matrix.write().map_err(|e| self.err(&e))?;
-        for r in rows {
-            m.push(
-                &r.fingerprint,
-                r.ingested_at.millis(),
-                r.t_valid.millis(),
-                &r.vector,
-            );
-        }
-        Ok(())
+        self.refresh()
     }
 
     /// Exact cosine kNN (vectors are unit length) over vectors known at K and begun by V.
@@ -348,14 +472,16 @@ impl VectorIndex {
                 got: query.len(),
             });
         }
-        let m = self.matrix.read().map_err(|e| self.err(&e))?;
+        self.refresh()?;
+        let loaded = self.loaded.read().map_err(|e| self.err(&e))?;
+        let m = &loaded.matrix;
         let rows = m.fingerprints.len();
         // Two halves on two threads once the scan is long enough to pay for a thread.
         let heap = if rows >= PARALLEL_ROWS {
             let mid = rows / 2;
             let (a, b) = std::thread::scope(|scope| {
-                let left = scope.spawn(|| scan(&m, self.dimension, query, as_of, limit, 0..mid));
-                let right = scan(&m, self.dimension, query, as_of, limit, mid..rows);
+                let left = scope.spawn(|| scan(m, self.dimension, query, as_of, limit, 0..mid));
+                let right = scan(m, self.dimension, query, as_of, limit, mid..rows);
                 (left.join(), right)
             });
             let mut merged = a.map_err(|_| self.err(&"search thread panicked"))?;
@@ -367,7 +493,7 @@ impl VectorIndex {
             }
             merged
         } else {
-            scan(&m, self.dimension, query, as_of, limit, 0..rows)
+            scan(m, self.dimension, query, as_of, limit, 0..rows)
         };
         let mut hits: Vec<Scored> = heap
             .into_iter()

@@ -6,7 +6,9 @@ use super::leg::{Leg, RecallLeg};
 use super::legs::{Bm25Leg, GraphLeg, SemanticLeg, UnavailableLeg};
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
-use crate::index::{SyncReport, VectorLocation, VectorStore, sync_text, sync_vectors};
+use crate::index::{
+    SyncReport, VectorLocation, VectorStore, store_identity, sync_text, sync_vectors,
+};
 use crate::store::MemoryStore;
 
 pub struct StackOptions {
@@ -38,7 +40,15 @@ impl RecallStack {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Self {
         let mut notices = Vec::new();
-        let text = match Bm25Index::open(&options.index_dir.join("bm25")) {
+        // Unknown when the store is unreachable: the indexes are then opened as they are.
+        let store_id = match store_identity(store.as_ref()) {
+            Ok(id) => Some(id),
+            Err(e) => {
+                notices.push(format!("cannot read the store's identity: {e}"));
+                None
+            }
+        };
+        let text = match Bm25Index::open(&options.index_dir.join("bm25"), store_id.as_deref()) {
             Ok(t) => {
                 if let Some(why) = &t.rebuilt
                     && store.stats().map(|s| s.episodes > 0).unwrap_or(false)
@@ -58,11 +68,18 @@ impl RecallStack {
         };
         let mut semantic_down = None;
         let (embedder, vectors) = match embedder {
-            Ok(e) => match options
-                .vectors
-                .open(&options.index_dir, e.model(), e.dimension())
-            {
-                Ok(v) => (Some(e), Some(v)),
+            Ok(e) => match options.vectors.open(
+                &options.index_dir,
+                e.model(),
+                e.dimension(),
+                store_id.as_deref(),
+            ) {
+                Ok(v) => {
+                    if let Some(why) = v.rebuilt() {
+                        notices.push(format!("vector index {why}: rebuilding it from the store"));
+                    }
+                    (Some(e), Some(v))
+                }
                 Err(err) => {
                     semantic_down = Some(format!("semantic leg unavailable: {err}"));
                     (Some(e), None)

@@ -12,8 +12,22 @@ pub enum StoreError {
     },
     #[error("cannot open the store at {path}: {message}")]
     Open { path: PathBuf, message: String },
-    #[error("the store at {path} is in use by another Strata process (only one may hold it)")]
-    Locked { path: PathBuf },
+    /// Another writer held the store for longer than this one may wait.
+    #[error(transparent)]
+    Busy(#[from] crate::lmdb::LockError),
+    #[error("cannot {what}: the store at {path} is on a read-only filesystem (open read-only)")]
+    ReadOnly { path: PathBuf, what: String },
+    #[error(
+        "the store at {path} was written by a newer Strata ({written_by}, schema version {found}); \
+         this Strata {} reads schema version {supported}: upgrade Strata to open it",
+        env!("CARGO_PKG_VERSION")
+    )]
+    NewerSchema {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+        written_by: String,
+    },
     #[error("store backend error: {0}")]
     Backend(String),
     #[error("corrupt record in {table} at key {key:?}: {message}")]

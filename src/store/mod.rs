@@ -133,6 +133,15 @@ pub trait MemoryStore: Send + Sync {
 
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
+    /// The store's stable identity, recorded in it when it was first written; `None` for a
+    /// store nobody has written through Strata yet. Derived indexes record the identity they
+    /// were built from and rebuild themselves when it differs.
+    fn identity(&self) -> Result<Option<String>, StoreError>;
+
+    /// A counter that changes whenever a write lands (episodes, supersessions, lessons,
+    /// skills, code units): what a live view polls to learn that there is something new.
+    fn generation(&self) -> Result<u64, StoreError>;
+
     fn check(&self) -> Result<IntegrityReport, StoreError>;
 
     /// The graph leg's walk (hop 1 from `seeds`, hop 2 through shared entities of at most

@@ -145,3 +145,29 @@ pub fn play(session: &mut strata::headless::Session, script: &str) -> String {
     session.run(&lines).unwrap();
     session.text().unwrap()
 }
+
+type RawDb = heed::Database<'static, heed::types::Bytes, heed::types::Bytes>;
+
+/// Edits one table of an LMDB environment behind Strata's back (to make a store look
+/// older, newer or damaged); nothing else may have it open in this process.
+pub fn raw_lmdb_edit(env_dir: &Path, table: &str, edit: impl FnOnce(RawDb, &mut heed::RwTxn)) {
+    let env = unsafe {
+        heed::EnvOpenOptions::new()
+            .max_dbs(32)
+            .map_size(1 << 40)
+            .open(env_dir)
+            .unwrap()
+    };
+    let rtxn = env.read_txn().unwrap();
+    let db: RawDb = env
+        .open_databases_and_commit(rtxn, |dbo, txn| -> Result<_, heed::Error> {
+            let db = dbo.open_database(txn, Some(table))?;
+            Ok(heed::CommitOrAbort::<_, ()>::Commit(db))
+        })
+        .unwrap()
+        .unwrap_commit()
+        .unwrap();
+    let mut txn = env.write_txn().unwrap();
+    edit(db, &mut txn);
+    txn.commit().unwrap();
+}

@@ -9,7 +9,7 @@ use crate::cli::args::BenchCommand;
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 use strata::ingest;
-use strata::store::embedded::{DB_FILE, EmbeddedStore};
+use strata::store::embedded::{EmbeddedStore, STORE_DIR};
 use strata::store::{MemoryStore, TimelineQuery};
 
 #[derive(Serialize)]
@@ -150,7 +150,7 @@ fn bench_store(ctx: &Context, dir: &Path, n: usize, batch: usize) -> Result<Stor
         open_ms_median: opens[opens.len() / 2],
         open_ms_max: open_max,
         timeline_first_page_ms: first_page,
-        db_bytes: std::fs::metadata(dir.join(DB_FILE))?.len(),
+        db_bytes: std::fs::metadata(dir.join(STORE_DIR).join("data.mdb"))?.len(),
         target_ingest_episodes_per_s: 5000.0,
         target_open_ms: 1000.0,
         meets_targets: rate >= 5000.0 && open_max <= 1000.0,

@@ -1,29 +1,17 @@
 use std::collections::{HashMap, HashSet};
 
-use redb::{ReadableMultimapTable, ReadableTable, ReadableTableMetadata};
-
-use super::read::decode;
-use super::tables::*;
+use super::read::{decode, get_json};
+use super::tables::{self, COUNT_INVALIDATED, COUNT_MENTIONS, COUNT_RESOLVED_BY};
 use super::{EmbeddedStore, backend, keys};
 use crate::model::{FactEdge, MemoryEpisode, Relation, Supersession};
 use crate::store::{EpisodeDraft, IntegrityReport, StoreError};
 
 impl EmbeddedStore {
-    /// Walks every table once and cross-checks indexes, references and counters.
+    /// Walks every table once, in one snapshot, and cross-checks indexes, references and
+    /// counters.
     pub(super) fn check_integrity(&self) -> Result<IntegrityReport, StoreError> {
         let txn = self.read()?;
-        let episodes = txn.open_table(EPISODES).map_err(backend)?;
-        let drafts = txn.open_table(DRAFTS).map_err(backend)?;
-        let lessons = txn.open_table(LESSONS).map_err(backend)?;
-        let entities = txn.open_table(ENTITIES).map_err(backend)?;
-        let facts = txn.open_table(FACTS).map_err(backend)?;
-        let entity_facts = txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
-        let supersedes = txn.open_table(SUPERSEDES).map_err(backend)?;
-        let superseded_by = txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
-        let timeline = txn.open_table(TIMELINE).map_err(backend)?;
-        let counters = txn.open_table(COUNTERS).map_err(backend)?;
-        let fact_times = txn.open_table(FACT_TIMES).map_err(backend)?;
-        let episode_times = txn.open_table(EPISODE_TIMES).map_err(backend)?;
+        let t = &self.tables;
         let mut report = IntegrityReport::default();
         let mut problems = Vec::new();
 
@@ -31,10 +19,9 @@ impl EmbeddedStore {
         let mut counts: HashMap<&str, u64> = HashMap::new();
         let mut entity_index: HashSet<(Vec<u8>, Vec<u8>)> = HashSet::new();
         let mut closed: HashMap<Vec<u8>, FactEdge> = HashMap::new();
-        for row in facts.iter().map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
-            let key = k.value();
-            let f: FactEdge = decode("facts", key, v.value())?;
+        for row in t.facts.iter(&txn).map_err(backend)? {
+            let (key, v) = row.map_err(backend)?;
+            let f: FactEdge = decode("facts", key, v)?;
             report.checked_facts += 1;
             let shown = keys::display(key);
             if keys::fact(&f.episode, f.relation, &f.entity) != key {
@@ -42,7 +29,7 @@ impl EmbeddedStore {
             }
             *facts_per_episode.entry(f.episode.clone()).or_default() += 1;
             let ekey = keys::entity(&f.entity);
-            if entities.get(ekey.as_slice()).map_err(backend)?.is_none() {
+            if t.entities.get(&txn, &ekey).map_err(backend)?.is_none() {
                 problems.push(format!("fact {shown} names a missing entity"));
             }
             entity_index.insert((ekey, key.to_vec()));
@@ -63,13 +50,16 @@ impl EmbeddedStore {
                 Relation::ResolvedBy => COUNT_RESOLVED_BY,
             };
             *counts.entry(name).or_default() += 1;
-            if fact_times.get(key).map_err(backend)?.map(|t| t.value())
+            if t.fact_times
+                .get(&txn, key)
+                .map_err(backend)?
+                .and_then(keys::times_of::<4>)
                 != Some(super::write::times_of(&f))
             {
                 problems.push(format!("fact {shown} has stale or missing compact times"));
             }
-            if episode_times
-                .get(f.episode.as_str())
+            if t.episode_times
+                .get(&txn, f.episode.as_bytes())
                 .map_err(backend)?
                 .is_none()
             {
@@ -81,18 +71,15 @@ impl EmbeddedStore {
         }
 
         let mut indexed = 0usize;
-        for row in entity_facts.iter().map_err(backend)? {
-            let (ekey, values) = row.map_err(backend)?;
-            for fkey in values {
-                let fkey = fkey.map_err(backend)?;
-                indexed += 1;
-                if !entity_index.contains(&(ekey.value().to_vec(), fkey.value().to_vec())) {
-                    problems.push(format!(
-                        "entity index row {} -> {} has no fact",
-                        keys::display(ekey.value()),
-                        keys::display(fkey.value())
-                    ));
-                }
+        for row in t.entity_facts.iter(&txn).map_err(backend)? {
+            let (ekey, fkey) = row.map_err(backend)?;
+            indexed += 1;
+            if !entity_index.contains(&(ekey.to_vec(), fkey.to_vec())) {
+                problems.push(format!(
+                    "entity index row {} -> {} has no fact",
+                    keys::display(ekey),
+                    keys::display(fkey)
+                ));
             }
         }
         if indexed != entity_index.len() {
@@ -102,10 +89,10 @@ impl EmbeddedStore {
             ));
         }
 
-        for row in episodes.iter().map_err(backend)? {
+        for row in t.episodes.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
-            let fp = k.value();
-            let e: MemoryEpisode = decode("episodes", fp.as_bytes(), v.value())?;
+            let fp = String::from_utf8_lossy(k).into_owned();
+            let e: MemoryEpisode = decode("episodes", k, v)?;
             report.checked_episodes += 1;
             if e.incident_fingerprint != fp {
                 problems.push(format!(
@@ -113,11 +100,10 @@ impl EmbeddedStore {
                     e.incident_fingerprint
                 ));
             }
-            let have = facts_per_episode.remove(fp).unwrap_or(0);
-            match drafts.get(fp).map_err(backend)? {
+            let have = facts_per_episode.remove(&fp).unwrap_or(0);
+            match get_json::<EpisodeDraft>(&t.drafts, "drafts", &txn, k)? {
                 None => problems.push(format!("episode {fp:?} has no draft")),
                 Some(d) => {
-                    let d: EpisodeDraft = decode("drafts", fp.as_bytes(), d.value())?;
                     if d.facts.len() != have {
                         problems.push(format!(
                             "episode {fp:?}: draft lists {} facts, store holds {have}",
@@ -125,15 +111,12 @@ impl EmbeddedStore {
                         ));
                     }
                     let expected = crate::learning::render(
-                        fp,
+                        &fp,
                         &d.resolution_nl,
                         d.facts.iter().map(|f| (f.relation, &f.entity)),
                     );
-                    let stored: Option<crate::learning::Lesson> = lessons
-                        .get(fp)
-                        .map_err(backend)?
-                        .map(|l| decode("lessons", fp.as_bytes(), l.value()))
-                        .transpose()?;
+                    let stored: Option<crate::learning::Lesson> =
+                        get_json(&t.lessons, "lessons", &txn, k)?;
                     if stored.as_ref() != Some(&expected) {
                         problems.push(format!(
                             "episode {fp:?}: lesson missing or not the one its facts render"
@@ -141,8 +124,8 @@ impl EmbeddedStore {
                     }
                 }
             }
-            if timeline
-                .get((e.concluded_at.millis(), fp))
+            if t.timeline
+                .get(&txn, &keys::timeline(e.concluded_at.millis(), &fp))
                 .map_err(backend)?
                 .is_none()
             {
@@ -152,18 +135,14 @@ impl EmbeddedStore {
         for fp in facts_per_episode.keys() {
             problems.push(format!("facts name a missing episode {fp:?}"));
         }
-        let log_len = txn
-            .open_table(INGEST_LOG)
-            .map_err(backend)?
-            .len()
-            .map_err(backend)?;
+        let log_len = t.ingest_log.len(&txn).map_err(backend)?;
         if log_len != report.checked_episodes {
             problems.push(format!(
                 "ingest log has {log_len} rows for {} episodes",
                 report.checked_episodes
             ));
         }
-        let timeline_len = timeline.len().map_err(backend)?;
+        let timeline_len = t.timeline.len(&txn).map_err(backend)?;
         if timeline_len != report.checked_episodes {
             problems.push(format!(
                 "timeline has {timeline_len} rows for {} episodes",
@@ -171,10 +150,7 @@ impl EmbeddedStore {
             ));
         }
         for name in [COUNT_MENTIONS, COUNT_RESOLVED_BY, COUNT_INVALIDATED] {
-            let stored = counters
-                .get(name)
-                .map_err(backend)?
-                .map_or(0, |v| v.value());
+            let stored = tables::counter(t, &txn, name)?;
             let actual = counts.get(name).copied().unwrap_or(0);
             if stored != actual {
                 problems.push(format!(
@@ -184,26 +160,25 @@ impl EmbeddedStore {
         }
 
         let mut lineage_index = HashSet::new();
-        for row in superseded_by.iter().map_err(backend)? {
-            let (prior, values) = row.map_err(backend)?;
-            for skey in values {
-                lineage_index.insert((
-                    prior.value().to_string(),
-                    skey.map_err(backend)?.value().to_vec(),
-                ));
-            }
+        for row in t.superseded_by.iter(&txn).map_err(backend)? {
+            let (prior, skey) = row.map_err(backend)?;
+            lineage_index.insert((String::from_utf8_lossy(prior).into_owned(), skey.to_vec()));
         }
-        for row in supersedes.iter().map_err(backend)? {
+        for row in t.supersedes.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
-            let s: Supersession = decode("supersedes", k.value(), v.value())?;
+            let s: Supersession = decode("supersedes", k, v)?;
             report.checked_supersessions += 1;
-            let shown = keys::display(k.value());
+            let shown = keys::display(k);
             for fp in [&s.episode, &s.prior] {
-                if episodes.get(fp.as_str()).map_err(backend)?.is_none() {
+                if t.episodes
+                    .get(&txn, fp.as_bytes())
+                    .map_err(backend)?
+                    .is_none()
+                {
                     problems.push(format!("supersession {shown} names a missing episode"));
                 }
             }
-            if !lineage_index.remove(&(s.prior.clone(), k.value().to_vec())) {
+            if !lineage_index.remove(&(s.prior.clone(), k.to_vec())) {
                 problems.push(format!(
                     "supersession {shown} missing from the lineage index"
                 ));

@@ -51,6 +51,45 @@ pub fn prefix_range(first: &str) -> (Vec<u8>, Vec<u8>) {
     (lo, hi)
 }
 
+/// (concluded_at, fingerprint), ordered by time then fingerprint: the sign bit flipped makes
+/// big-endian bytes sort as signed integers do.
+pub fn timeline(concluded_ms: i64, fingerprint: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(8 + fingerprint.len());
+    key.extend_from_slice(&((concluded_ms as u64) ^ (1 << 63)).to_be_bytes());
+    key.extend_from_slice(fingerprint.as_bytes());
+    key
+}
+
+pub fn timeline_parts(key: &[u8]) -> Option<(i64, &str)> {
+    let (time, fp) = key.split_first_chunk::<8>()?;
+    let ms = (u64::from_be_bytes(*time) ^ (1 << 63)) as i64;
+    Some((ms, std::str::from_utf8(fp).ok()?))
+}
+
+pub fn sequence(n: u64) -> [u8; 8] {
+    n.to_be_bytes()
+}
+
+pub fn sequence_of(key: &[u8]) -> Option<u64> {
+    <[u8; 8]>::try_from(key).ok().map(u64::from_be_bytes)
+}
+
+/// Fixed-width little-endian i64s.
+pub fn times<const N: usize>(values: [i64; N]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+pub fn times_of<const N: usize>(bytes: &[u8]) -> Option<[i64; N]> {
+    if bytes.len() != 8 * N {
+        return None;
+    }
+    let mut out = [0i64; N];
+    for (slot, chunk) in out.iter_mut().zip(bytes.chunks_exact(8)) {
+        *slot = i64::from_le_bytes(chunk.try_into().ok()?);
+    }
+    Some(out)
+}
+
 pub fn display(key: &[u8]) -> String {
     String::from_utf8_lossy(key).replace('\0', "|")
 }
@@ -67,5 +106,23 @@ mod tests {
         let other = fact("INC-10", Relation::Mentions, &e);
         assert!(lo <= own && own < hi);
         assert!(!(lo <= other && other < hi));
+    }
+
+    #[test]
+    fn timeline_keys_sort_by_time_then_fingerprint() {
+        let keys = [
+            timeline(i64::MIN, "a"),
+            timeline(-5, "z"),
+            timeline(0, "a"),
+            timeline(0, "b"),
+            timeline(7, "a"),
+            timeline(i64::MAX, "a"),
+        ];
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(timeline_parts(&timeline(-5, "z")), Some((-5, "z")));
+        assert_eq!(
+            times_of::<3>(&times([1, -2, i64::MAX])),
+            Some([1, -2, i64::MAX])
+        );
     }
 }

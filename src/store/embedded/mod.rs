@@ -1,133 +1,199 @@
-//! The default backend: one redb file in the data directory. redb gives ACID transactions
-//! with copy-on-write commits, so an acknowledged batch survives `kill -9` and an
-//! interrupted one leaves no trace.
+//! The default backend: an LMDB environment in the data directory (`DATA/store/`). Any
+//! number of processes open it at once: each read is a consistent MVCC snapshot that never
+//! waits for a writer, and writers take turns through a lock file (a bounded wait, then an
+//! error naming the process ahead). A commit is atomic and durable, so an acknowledged batch
+//! survives `kill -9` and an interrupted one leaves no trace.
 
 mod check;
 mod keys;
+mod migrate;
 mod read;
 mod tables;
 mod write;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use redb::{Database, DatabaseError, ReadableDatabase, TableError};
+use heed::{RoTxn, RwTxn, WithoutTls};
 
 use super::StoreError;
-use tables::SCHEMA_VERSION;
+use crate::lmdb::{self, SharedEnv, WriterLock};
+use tables::{SCHEMA_VERSION, Tables};
 
-pub const DB_FILE: &str = "strata.redb";
+/// The store's directory inside the data directory.
+pub const STORE_DIR: &str = "store";
+/// The single-process store of Strata before schema 2, migrated on open.
+pub const LEGACY_FILE: &str = "strata.redb";
 
 pub struct EmbeddedStore {
-    db: Database,
+    shared: Arc<SharedEnv>,
+    tables: Tables,
+    lock: WriterLock,
     path: PathBuf,
 }
 
 impl EmbeddedStore {
-    /// Opens (creating if needed) the store in `dir`.
+    /// Opens (creating if needed) the store in the data directory `dir`. A store of the old
+    /// single-file layout there is migrated first; the old file is kept beside it.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
-            path: dir.to_path_buf(),
+        let path = dir.join(STORE_DIR);
+        let shared = lmdb::open(&path).map_err(|e| StoreError::Open {
+            path: path.clone(),
             message: e.to_string(),
         })?;
-        let path = dir.join(DB_FILE);
-        let db = Database::builder().create(&path).map_err(|e| match e {
-            DatabaseError::DatabaseAlreadyOpen => StoreError::Locked { path: path.clone() },
-            other => StoreError::Open {
-                path: path.clone(),
-                message: other.to_string(),
-            },
-        })?;
-        let store = EmbeddedStore { db, path };
-        store.ensure_schema()?;
+        let lock = WriterLock::new(path.join("writer.lock"));
+        let read_only = || StoreError::ReadOnly {
+            path: path.clone(),
+            what: "create the store".into(),
+        };
+        let tables = match Tables::open(&shared.env)? {
+            Some(t) => t,
+            None if shared.read_only => return Err(read_only()),
+            None => {
+                let _turn = lock.acquire(WriterLock::default_wait())?;
+                match Tables::open(&shared.env)? {
+                    Some(t) => t,
+                    None => Tables::create(&shared.env)?,
+                }
+            }
+        };
+        let initialized = {
+            let txn = shared.env.read_txn().map_err(backend)?;
+            tables::meta_get(&tables, &txn, tables::SCHEMA)?.is_some()
+        };
+        if !initialized {
+            if shared.read_only {
+                return Err(read_only());
+            }
+            initialize(&shared, &lock, &tables, dir)?;
+        }
+        let store = EmbeddedStore {
+            shared,
+            tables,
+            lock,
+            path,
+        };
+        store.check_schema()?;
+        if !store.shared.read_only {
+            store.backfill_lessons()?;
+        }
         Ok(store)
     }
 
+    /// The store's directory.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Stores written before lessons existed get one per episode, rendered from the
-    /// drafts they were written from.
-    fn backfill_lessons(&self) -> Result<(), StoreError> {
-        use redb::{ReadableTable, ReadableTableMetadata};
-        let read = self.db.begin_read().map_err(backend)?;
-        let episodes = read
-            .open_table(tables::EPISODES)
-            .map_err(backend)?
-            .len()
-            .map_err(backend)?;
-        let lessons = match read.open_table(tables::LESSONS) {
-            Ok(t) => t.len().map_err(backend)?,
-            Err(TableError::TableDoesNotExist(_)) => 0,
-            Err(e) => return Err(backend(e)),
-        };
-        let skills_missing = matches!(
-            read.open_table(tables::SKILLS),
-            Err(TableError::TableDoesNotExist(_))
-        ) || matches!(
-            read.open_table(tables::CODE_UNITS),
-            Err(TableError::TableDoesNotExist(_))
-        );
-        drop(read);
-        if lessons == episodes && !skills_missing {
-            return Ok(());
-        }
-        let txn = self.db.begin_write().map_err(backend)?;
-        {
-            let drafts = txn.open_table(tables::DRAFTS).map_err(backend)?;
-            txn.open_table(tables::SKILLS).map_err(backend)?;
-            txn.open_table(tables::CODE_UNITS).map_err(backend)?;
-            txn.open_multimap_table(tables::SERVICE_CODE)
-                .map_err(backend)?;
-            let mut table = txn.open_table(tables::LESSONS).map_err(backend)?;
-            for row in drafts.iter().map_err(backend)? {
-                let (fp, bytes) = row.map_err(backend)?;
-                let fp = fp.value();
-                if table.get(fp).map_err(backend)?.is_some() {
-                    continue;
-                }
-                let draft: crate::store::EpisodeDraft =
-                    read::decode("drafts", fp.as_bytes(), bytes.value())?;
-                let lesson = crate::learning::render(
-                    fp,
-                    &draft.resolution_nl,
-                    draft.facts.iter().map(|f| (f.relation, &f.entity)),
-                );
-                let encoded = serde_json::to_vec(&lesson).map_err(backend)?;
-                table.insert(fp, encoded.as_slice()).map_err(backend)?;
-            }
-        }
-        txn.commit().map_err(backend)
+    /// Whether this process can only read (the data directory is not writable).
+    pub fn read_only(&self) -> bool {
+        self.shared.read_only
     }
 
-    fn ensure_schema(&self) -> Result<(), StoreError> {
-        let read = self.db.begin_read().map_err(backend)?;
-        match read.open_table(tables::META) {
-            Ok(meta) => {
-                let version = redb::ReadableTable::get(&meta, "schema_version")
-                    .map_err(backend)?
-                    .map(|v| v.value().to_string());
-                match version.as_deref() {
-                    Some(SCHEMA_VERSION) => {
-                        drop(meta);
-                        drop(read);
-                        self.backfill_lessons()
-                    }
-                    other => Err(StoreError::Open {
-                        path: self.path.clone(),
-                        message: format!(
-                            "schema version {other:?} is not the supported {SCHEMA_VERSION:?}"
-                        ),
-                    }),
-                }
-            }
-            Err(TableError::TableDoesNotExist(_)) => {
-                drop(read);
-                tables::create_all(&self.db)
-            }
-            Err(e) => Err(backend(e)),
+    pub(super) fn read(&self) -> Result<RoTxn<'_, WithoutTls>, StoreError> {
+        self.shared.env.read_txn().map_err(backend)
+    }
+
+    /// Runs `body` in a write transaction, after the writers ahead of this one, and commits
+    /// it, with the generation bumped when `body` says it changed something; an error
+    /// writes nothing.
+    pub(super) fn write<T>(
+        &self,
+        what: &str,
+        body: impl FnOnce(&mut RwTxn, &Tables) -> Result<(T, bool), StoreError>,
+    ) -> Result<T, StoreError> {
+        if self.shared.read_only {
+            return Err(StoreError::ReadOnly {
+                path: self.path.clone(),
+                what: what.to_string(),
+            });
+        }
+        let _turn = self.lock.acquire(WriterLock::default_wait())?;
+        let mut txn = self.shared.env.write_txn().map_err(backend)?;
+        let (out, changed) = body(&mut txn, &self.tables)?;
+        if changed {
+            tables::add_to_counter(&self.tables, &mut txn, tables::GENERATION, 1)?;
+            txn.commit().map_err(backend)?;
+        }
+        Ok(out)
+    }
+
+    fn check_schema(&self) -> Result<(), StoreError> {
+        let txn = self.read()?;
+        let found = tables::meta_get(&self.tables, &txn, tables::SCHEMA)?;
+        match found.as_deref().map(str::parse::<u32>) {
+            Some(Ok(SCHEMA_VERSION)) => Ok(()),
+            Some(Ok(newer)) if newer > SCHEMA_VERSION => Err(StoreError::NewerSchema {
+                path: self.path.clone(),
+                found: newer,
+                supported: SCHEMA_VERSION,
+                written_by: tables::meta_get(&self.tables, &txn, tables::CREATED_BY)?
+                    .unwrap_or_else(|| "an unknown version".into()),
+            }),
+            other => Err(StoreError::Open {
+                path: self.path.clone(),
+                message: format!("schema version {other:?} is not the supported {SCHEMA_VERSION}"),
+            }),
         }
     }
+
+    /// Stores whose lessons are missing (written before lessons existed) get one per
+    /// episode, rendered from the drafts they were written from.
+    fn backfill_lessons(&self) -> Result<(), StoreError> {
+        let t = self.tables;
+        let (episodes, lessons) = {
+            let txn = self.read()?;
+            (
+                t.episodes.len(&txn).map_err(backend)?,
+                t.lessons.len(&txn).map_err(backend)?,
+            )
+        };
+        if episodes == lessons {
+            return Ok(());
+        }
+        self.write("backfill lessons", |txn, t| {
+            write::backfill_lessons(txn, t).map(|()| ((), true))
+        })
+    }
+}
+
+/// Records a new store's schema and identity (migrating a legacy store found in
+/// `data_dir` in the same transaction), once: the writer lock makes a second process that
+/// raced here find it done.
+fn initialize(
+    shared: &SharedEnv,
+    lock: &WriterLock,
+    t: &Tables,
+    data_dir: &Path,
+) -> Result<(), StoreError> {
+    let _turn = lock.acquire(WriterLock::default_wait())?;
+    let mut txn = shared.env.write_txn().map_err(backend)?;
+    if tables::meta_get(t, &txn, tables::SCHEMA)?.is_some() {
+        return Ok(());
+    }
+    let legacy = data_dir.join(LEGACY_FILE);
+    tables::meta_put(t, &mut txn, tables::SCHEMA, &SCHEMA_VERSION.to_string())?;
+    tables::meta_put(t, &mut txn, tables::STORE_ID, &tables::new_store_id())?;
+    tables::meta_put(
+        t,
+        &mut txn,
+        tables::CREATED_BY,
+        concat!("strata ", env!("CARGO_PKG_VERSION")),
+    )?;
+    let migrated = legacy.is_file();
+    if migrated {
+        migrate::from_redb(&legacy, &mut txn, t)?;
+    }
+    txn.commit().map_err(backend)?;
+    if migrated {
+        let kept = data_dir.join(format!("{LEGACY_FILE}.migrated"));
+        std::fs::rename(&legacy, &kept).map_err(|e| StoreError::Open {
+            path: legacy.clone(),
+            message: format!("migrated, but cannot move the old file aside: {e}"),
+        })?;
+        tracing::info!(from = %legacy.display(), kept = %kept.display(), "migrated the store to the shared layout");
+    }
+    Ok(())
 }
 
 pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {

@@ -1,8 +1,8 @@
 use std::collections::BTreeSet;
 
-use redb::{ReadTransaction, ReadableDatabase, ReadableTable, ReadableTableMetadata};
+use heed::RoTxn;
 
-use super::tables::*;
+use super::tables::{self, Tables};
 use super::{EmbeddedStore, backend, keys};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
@@ -23,41 +23,78 @@ pub(super) fn decode<T: serde::de::DeserializeOwned>(
     })
 }
 
-impl EmbeddedStore {
-    pub(super) fn read(&self) -> Result<ReadTransaction, StoreError> {
-        self.db.begin_read().map_err(backend)
-    }
+/// The decoded value at `key` of a JSON table.
+pub(super) fn get_json<T: serde::de::DeserializeOwned>(
+    db: &tables::Db,
+    name: &'static str,
+    txn: &RoTxn,
+    key: &[u8],
+) -> Result<Option<T>, StoreError> {
+    db.get(txn, key)
+        .map_err(backend)?
+        .map(|v| decode(name, key, v))
+        .transpose()
+}
 
-    fn episode_in(
-        txn: &ReadTransaction,
-        fingerprint: &str,
-    ) -> Result<Option<MemoryEpisode>, StoreError> {
-        let table = txn.open_table(EPISODES).map_err(backend)?;
-        table
-            .get(fingerprint)
-            .map_err(backend)?
-            .map(|v| decode("episodes", fingerprint.as_bytes(), v.value()))
-            .transpose()
-    }
-
-    fn supersessions_in(
-        txn: &ReadTransaction,
-        skeys: impl IntoIterator<Item = Vec<u8>>,
-    ) -> Result<Vec<Supersession>, StoreError> {
-        let table = txn.open_table(SUPERSEDES).map_err(backend)?;
-        let mut out = Vec::new();
-        for key in skeys {
-            if let Some(v) = table.get(key.as_slice()).map_err(backend)? {
-                out.push(decode("supersedes", &key, v.value())?);
-            }
+/// Every value stored under `key` of a table of duplicates.
+pub(super) fn duplicates(
+    db: &tables::Db,
+    txn: &RoTxn,
+    key: &[u8],
+) -> Result<Vec<Vec<u8>>, StoreError> {
+    let mut out = Vec::new();
+    if let Some(iter) = db.get_duplicates(txn, key).map_err(backend)? {
+        for row in iter {
+            out.push(row.map_err(backend)?.1.to_vec());
         }
-        Ok(out)
     }
+    Ok(out)
+}
+
+/// Every JSON value whose key starts with `first\0`.
+fn prefixed<T: serde::de::DeserializeOwned>(
+    db: &tables::Db,
+    name: &'static str,
+    txn: &RoTxn,
+    first: &str,
+) -> Result<Vec<T>, StoreError> {
+    let (lo, hi) = keys::prefix_range(first);
+    let range = (
+        std::ops::Bound::Included(lo.as_slice()),
+        std::ops::Bound::Excluded(hi.as_slice()),
+    );
+    let mut out = Vec::new();
+    for row in db.range(txn, &range).map_err(backend)? {
+        let (k, v) = row.map_err(backend)?;
+        out.push(decode(name, k, v)?);
+    }
+    Ok(out)
+}
+
+fn episode_in(
+    t: &Tables,
+    txn: &RoTxn,
+    fingerprint: &str,
+) -> Result<Option<MemoryEpisode>, StoreError> {
+    get_json(&t.episodes, "episodes", txn, fingerprint.as_bytes())
+}
+
+fn entity_facts_in(
+    t: &Tables,
+    txn: &RoTxn,
+    entity: &EntityKey,
+) -> Result<Vec<FactEdge>, StoreError> {
+    let mut out = Vec::new();
+    for fkey in duplicates(&t.entity_facts, txn, &keys::entity(entity))? {
+        out.extend(get_json(&t.facts, "facts", txn, &fkey)?);
+    }
+    Ok(out)
 }
 
 impl MemoryStore for EmbeddedStore {
     fn describe(&self) -> String {
-        format!("embedded ({})", self.path.display())
+        let mode = if self.read_only() { ", read-only" } else { "" };
+        format!("embedded ({}{mode})", self.path.display())
     }
 
     fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
@@ -65,41 +102,57 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
-        Self::episode_in(&self.read()?, fingerprint)
+        episode_in(&self.tables, &*self.read()?, fingerprint)
+    }
+
+    fn episodes(&self, fingerprints: &[String]) -> Result<Vec<MemoryEpisode>, StoreError> {
+        let txn = self.read()?;
+        let mut out = Vec::with_capacity(fingerprints.len());
+        for fp in fingerprints {
+            out.extend(episode_in(&self.tables, &txn, fp)?);
+        }
+        Ok(out)
+    }
+
+    fn lessons(&self, fingerprints: &[String]) -> Result<Vec<Lesson>, StoreError> {
+        let txn = self.read()?;
+        let mut out = Vec::with_capacity(fingerprints.len());
+        for fp in fingerprints {
+            out.extend(get_json(
+                &self.tables.lessons,
+                "lessons",
+                &txn,
+                fp.as_bytes(),
+            )?);
+        }
+        Ok(out)
     }
 
     fn code_units_of_service(&self, service: &str) -> Result<Vec<CodeUnit>, StoreError> {
         let txn = self.read()?;
-        let index = txn.open_multimap_table(SERVICE_CODE).map_err(backend)?;
-        let units = txn.open_table(CODE_UNITS).map_err(backend)?;
+        let t = &self.tables;
         let mut out = Vec::new();
-        for key in index.get(service).map_err(backend)? {
-            let key = key.map_err(backend)?;
-            let key = key.value();
-            if let Some(v) = units.get(key).map_err(backend)? {
-                out.push(decode("code_units", key.as_bytes(), v.value())?);
-            }
+        for key in duplicates(&t.service_code, &txn, service.as_bytes())? {
+            out.extend(get_json(&t.code_units, "code_units", &txn, &key)?);
         }
         Ok(out)
     }
 
     fn code_unit(&self, embedding_ref: &str) -> Result<Option<CodeUnit>, StoreError> {
-        let txn = self.read()?;
-        let units = txn.open_table(CODE_UNITS).map_err(backend)?;
-        units
-            .get(embedding_ref)
-            .map_err(backend)?
-            .map(|v| decode("code_units", embedding_ref.as_bytes(), v.value()))
-            .transpose()
+        get_json(
+            &self.tables.code_units,
+            "code_units",
+            &*self.read()?,
+            embedding_ref.as_bytes(),
+        )
     }
 
     fn skills(&self) -> Result<Vec<Skill>, StoreError> {
         let txn = self.read()?;
-        let table = txn.open_table(SKILLS).map_err(backend)?;
         let mut out = Vec::new();
-        for row in table.iter().map_err(backend)? {
+        for row in self.tables.skills.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
-            out.push(decode("skills", k.value().as_bytes(), v.value())?);
+            out.push(decode("skills", k, v)?);
         }
         Ok(out)
     }
@@ -113,26 +166,26 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn lesson(&self, fingerprint: &str) -> Result<Option<Lesson>, StoreError> {
-        let txn = self.read()?;
-        let lessons = txn.open_table(LESSONS).map_err(backend)?;
-        lessons
-            .get(fingerprint)
-            .map_err(backend)?
-            .map(|v| decode("lessons", fingerprint.as_bytes(), v.value()))
-            .transpose()
+        get_json(
+            &self.tables.lessons,
+            "lessons",
+            &*self.read()?,
+            fingerprint.as_bytes(),
+        )
     }
 
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
         let txn = self.read()?;
+        let t = &self.tables;
         let known = |e: &MemoryEpisode| query.known_at.is_none_or(|k| e.ingested_at <= k);
         if let Some(entity) = &query.entity {
-            let mut fps = BTreeSet::new();
-            for fact in self.entity_facts(entity)? {
-                fps.insert(fact.episode);
-            }
+            let fps: BTreeSet<String> = entity_facts_in(t, &txn, entity)?
+                .into_iter()
+                .map(|f| f.episode)
+                .collect();
             let mut episodes = Vec::with_capacity(fps.len());
             for fp in fps {
-                if let Some(e) = Self::episode_in(&txn, &fp)?.filter(known) {
+                if let Some(e) = episode_in(t, &txn, &fp)?.filter(known) {
                     episodes.push(e);
                 }
             }
@@ -146,24 +199,21 @@ impl MemoryStore for EmbeddedStore {
                 .take(query.limit)
                 .collect());
         }
-        let timeline = txn.open_table(TIMELINE).map_err(backend)?;
-        let episodes = txn.open_table(EPISODES).map_err(backend)?;
         let mut out = Vec::with_capacity(query.limit.min(4096));
         let mut skipped = 0;
-        for row in timeline.iter().map_err(backend)?.rev() {
+        for row in t.timeline.rev_iter(&txn).map_err(backend)? {
             if out.len() >= query.limit {
                 break;
             }
             let (key, _) = row.map_err(backend)?;
-            let (_, fp) = key.value();
-            let Some(bytes) = episodes.get(fp).map_err(backend)? else {
-                return Err(StoreError::Corrupt {
-                    table: "timeline",
-                    key: fp.to_string(),
-                    message: "timeline row without an episode".into(),
-                });
+            let corrupt = |message: &str| StoreError::Corrupt {
+                table: "timeline",
+                key: keys::display(key),
+                message: message.into(),
             };
-            let episode: MemoryEpisode = decode("episodes", fp.as_bytes(), bytes.value())?;
+            let (_, fp) = keys::timeline_parts(key).ok_or_else(|| corrupt("malformed key"))?;
+            let episode = episode_in(t, &txn, fp)?
+                .ok_or_else(|| corrupt("timeline row without an episode"))?;
             if !known(&episode) {
                 continue;
             }
@@ -177,54 +227,30 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
-        let txn = self.read()?;
-        let table = txn.open_table(FACTS).map_err(backend)?;
-        let (lo, hi) = keys::prefix_range(fingerprint);
-        let mut out = Vec::new();
-        for row in table.range(lo.as_slice()..hi.as_slice()).map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
-            out.push(decode("facts", k.value(), v.value())?);
-        }
-        Ok(out)
+        prefixed(&self.tables.facts, "facts", &*self.read()?, fingerprint)
     }
 
     fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
-        let txn = self.read()?;
-        let index = txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
-        let facts = txn.open_table(FACTS).map_err(backend)?;
-        let mut out = Vec::new();
-        for fkey in index
-            .get(keys::entity(entity).as_slice())
-            .map_err(backend)?
-        {
-            let fkey = fkey.map_err(backend)?;
-            if let Some(v) = facts.get(fkey.value()).map_err(backend)? {
-                out.push(decode("facts", fkey.value(), v.value())?);
-            }
-        }
-        Ok(out)
+        entity_facts_in(&self.tables, &*self.read()?, entity)
     }
 
     fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
-        let txn = self.read()?;
-        let table = txn.open_table(SUPERSEDES).map_err(backend)?;
-        let (lo, hi) = keys::prefix_range(fingerprint);
-        let mut out = Vec::new();
-        for row in table.range(lo.as_slice()..hi.as_slice()).map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
-            out.push(decode("supersedes", k.value(), v.value())?);
-        }
-        Ok(out)
+        prefixed(
+            &self.tables.supersedes,
+            "supersedes",
+            &*self.read()?,
+            fingerprint,
+        )
     }
 
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
         let txn = self.read()?;
-        let index = txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
-        let mut skeys = Vec::new();
-        for k in index.get(fingerprint).map_err(backend)? {
-            skeys.push(k.map_err(backend)?.value().to_vec());
+        let t = &self.tables;
+        let mut out = Vec::new();
+        for skey in duplicates(&t.superseded_by, &txn, fingerprint.as_bytes())? {
+            out.extend(get_json(&t.supersedes, "supersedes", &txn, &skey)?);
         }
-        Self::supersessions_in(&txn, skeys)
+        Ok(out)
     }
 
     fn episodes_since(
@@ -233,45 +259,41 @@ impl MemoryStore for EmbeddedStore {
         limit: usize,
     ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
         let txn = self.read()?;
-        let log = txn.open_table(INGEST_LOG).map_err(backend)?;
-        let episodes = txn.open_table(EPISODES).map_err(backend)?;
+        let t = &self.tables;
+        let from = keys::sequence(after.saturating_add(1));
+        let range = (
+            std::ops::Bound::Included(from.as_slice()),
+            std::ops::Bound::Unbounded,
+        );
         let mut out = Vec::new();
-        for row in log
-            .range(after.saturating_add(1)..)
+        for row in t
+            .ingest_log
+            .range(&txn, &range)
             .map_err(backend)?
             .take(limit)
         {
             let (seq, fp) = row.map_err(backend)?;
-            let fp = fp.value();
-            let bytes = episodes
-                .get(fp)
-                .map_err(backend)?
-                .ok_or_else(|| StoreError::Corrupt {
-                    table: "ingest_log",
-                    key: fp.to_string(),
-                    message: "log row without an episode".into(),
-                })?;
-            out.push((
-                seq.value(),
-                decode("episodes", fp.as_bytes(), bytes.value())?,
-            ));
+            let corrupt = |message: &str| StoreError::Corrupt {
+                table: "ingest_log",
+                key: String::from_utf8_lossy(fp).into_owned(),
+                message: message.into(),
+            };
+            let seq = keys::sequence_of(seq).ok_or_else(|| corrupt("malformed sequence"))?;
+            let fp = std::str::from_utf8(fp).map_err(|_| corrupt("fingerprint not UTF-8"))?;
+            let episode =
+                episode_in(t, &txn, fp)?.ok_or_else(|| corrupt("log row without an episode"))?;
+            out.push((seq, episode));
         }
         Ok(out)
     }
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let txn = self.read()?;
-        let index = txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
-        let times = txn.open_table(FACT_TIMES).map_err(backend)?;
-        let episodes = txn.open_table(EPISODE_TIMES).map_err(backend)?;
+        let t = &self.tables;
         let opt = |ms: i64| (ms != i64::MAX).then(|| Timestamp::from_millis(ms));
-        let mut out = Vec::new();
-        for fkey in index
-            .get(keys::entity(entity).as_slice())
-            .map_err(backend)?
-        {
-            let fkey = fkey.map_err(backend)?;
-            let key = fkey.value();
+        let fkeys = duplicates(&t.entity_facts, &txn, &keys::entity(entity))?;
+        let mut out = Vec::with_capacity(fkeys.len());
+        for key in &fkeys {
             let corrupt = |message: &str| StoreError::Corrupt {
                 table: "fact_times",
                 key: keys::display(key),
@@ -279,16 +301,18 @@ impl MemoryStore for EmbeddedStore {
             };
             let (fp, relation) =
                 keys::fact_parts(key).ok_or_else(|| corrupt("malformed fact key"))?;
-            let (t_valid, t_invalid, ingested, expired) = times
-                .get(key)
+            let [t_valid, t_invalid, ingested, expired] = t
+                .fact_times
+                .get(&txn, key)
                 .map_err(backend)?
-                .ok_or_else(|| corrupt("fact without times"))?
-                .value();
-            let (concluded, episode_ingested, episode_valid) = episodes
-                .get(fp)
+                .and_then(keys::times_of::<4>)
+                .ok_or_else(|| corrupt("fact without times"))?;
+            let [concluded, episode_ingested, episode_valid] = t
+                .episode_times
+                .get(&txn, fp.as_bytes())
                 .map_err(backend)?
-                .ok_or_else(|| corrupt("fact of a missing episode"))?
-                .value();
+                .and_then(keys::times_of::<3>)
+                .ok_or_else(|| corrupt("fact of a missing episode"))?;
             out.push(EntityLink {
                 episode: fp.to_string(),
                 relation,
@@ -306,11 +330,10 @@ impl MemoryStore for EmbeddedStore {
 
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
         let txn = self.read()?;
-        let table = txn.open_table(ENTITIES).map_err(backend)?;
         let mut out = Vec::new();
-        for row in table.iter().map_err(backend)? {
+        for row in self.tables.entities.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
-            let entity: crate::model::MemoryEntity = decode("entities", k.value(), v.value())?;
+            let entity: crate::model::MemoryEntity = decode("entities", k, v)?;
             out.push(entity.key);
         }
         Ok(out)
@@ -318,36 +341,27 @@ impl MemoryStore for EmbeddedStore {
 
     fn stats(&self) -> Result<StoreStats, StoreError> {
         let txn = self.read()?;
-        let counters = txn.open_table(COUNTERS).map_err(backend)?;
-        let count = |name: &str| -> Result<u64, StoreError> {
-            Ok(counters
-                .get(name)
-                .map_err(backend)?
-                .map_or(0, |v| v.value()))
-        };
+        let t = &self.tables;
+        let len = |db: &tables::Db| db.len(&txn).map_err(backend);
         Ok(StoreStats {
-            episodes: txn
-                .open_table(EPISODES)
-                .map_err(backend)?
-                .len()
-                .map_err(backend)?,
-            entities: txn
-                .open_table(ENTITIES)
-                .map_err(backend)?
-                .len()
-                .map_err(backend)?,
-            mentions: count(COUNT_MENTIONS)?,
-            resolved_by: count(COUNT_RESOLVED_BY)?,
-            supersedes: txn
-                .open_table(SUPERSEDES)
-                .map_err(backend)?
-                .len()
-                .map_err(backend)?,
-            invalidated_edges: count(COUNT_INVALIDATED)?,
+            episodes: len(&t.episodes)?,
+            entities: len(&t.entities)?,
+            mentions: tables::counter(t, &txn, tables::COUNT_MENTIONS)?,
+            resolved_by: tables::counter(t, &txn, tables::COUNT_RESOLVED_BY)?,
+            supersedes: len(&t.supersedes)?,
+            invalidated_edges: tables::counter(t, &txn, tables::COUNT_INVALIDATED)?,
         })
     }
 
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         self.check_integrity()
+    }
+
+    fn identity(&self) -> Result<Option<String>, StoreError> {
+        tables::meta_get(&self.tables, &*self.read()?, tables::STORE_ID)
+    }
+
+    fn generation(&self) -> Result<u64, StoreError> {
+        tables::counter(&self.tables, &*self.read()?, tables::GENERATION)
     }
 }

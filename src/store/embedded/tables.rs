@@ -1,81 +1,227 @@
-//! Table layout. Composite keys join their parts with NUL, which no stored string may contain,
-//! so a prefix scan over `fp\0` finds exactly one episode's rows.
+//! Table layout: one LMDB named database per table. Composite keys join their parts with
+//! NUL, which no stored string may contain, so a prefix scan over `fp\0` finds exactly one
+//! episode's rows. Fixed-width values are little-endian; ordered integer keys big-endian.
 
-use redb::{Database, MultimapTableDefinition, TableDefinition};
+use heed::types::Bytes;
+use heed::{CommitOrAbort, Database, DatabaseFlags, Env, RoTxn, RwTxn, WithoutTls};
 
 use super::backend;
 use crate::store::StoreError;
 
-pub const SCHEMA_VERSION: &str = "1";
+/// 1 was the single-process redb layout (migrated on open); 2 is this LMDB layout.
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// fingerprint -> JSON `MemoryEpisode`
-pub const EPISODES: TableDefinition<&str, &[u8]> = TableDefinition::new("episodes");
-/// fingerprint -> JSON `EpisodeDraft`: the canonical content, for idempotent re-ingest.
-pub const DRAFTS: TableDefinition<&str, &[u8]> = TableDefinition::new("drafts");
-/// type\0ref -> JSON `MemoryEntity`
-pub const ENTITIES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("entities");
-/// fp\0RELATION\0type\0ref -> JSON `FactEdge`
-pub const FACTS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("facts");
-/// type\0ref -> fact keys
-pub const ENTITY_FACTS: MultimapTableDefinition<&[u8], &[u8]> =
-    MultimapTableDefinition::new("entity_facts");
-/// new\0prior\0type\0ref -> JSON `Supersession`
-pub const SUPERSEDES: TableDefinition<&[u8], &[u8]> = TableDefinition::new("supersedes");
-/// prior -> supersession keys
-pub const SUPERSEDED_BY: MultimapTableDefinition<&str, &[u8]> =
-    MultimapTableDefinition::new("superseded_by");
-/// (concluded_at ms, fingerprint)
-pub const TIMELINE: TableDefinition<(i64, &str), ()> = TableDefinition::new("timeline");
-/// fact key -> (t_valid, t_invalid, ingested_at, expired_at) in ms, i64::MAX for none: lets
-/// graph traversal test validity without decoding fact records.
-pub const FACT_TIMES: TableDefinition<&[u8], (i64, i64, i64, i64)> =
-    TableDefinition::new("fact_times");
-/// fingerprint -> (concluded_at, ingested_at, t_valid) in ms
-pub const EPISODE_TIMES: TableDefinition<&str, (i64, i64, i64)> =
-    TableDefinition::new("episode_times");
-/// ingest sequence -> fingerprint: the order the store learned of episodes, for indexes to follow.
-pub const INGEST_LOG: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
-pub const COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("counters");
-/// fingerprint → the episode's rendered Reflexion lesson (JSON).
-pub const LESSONS: TableDefinition<&str, &[u8]> = TableDefinition::new("lessons");
-/// `name \0 version` (zero-padded) → one version of a skill (JSON); never rewritten.
-pub const SKILLS: TableDefinition<&str, &[u8]> = TableDefinition::new("skills");
-/// embedding_ref → code unit (JSON).
-pub const CODE_UNITS: TableDefinition<&str, &[u8]> = TableDefinition::new("code_units");
-/// service entity_ref → embedding_ref of each code unit it owns.
-pub const SERVICE_CODE: MultimapTableDefinition<&str, &str> =
-    MultimapTableDefinition::new("service_code");
-pub const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+pub type Db = Database<'static, Bytes, Bytes>;
 
-/// META key: the latest knowledge time written, in ms.
+#[derive(Clone, Copy)]
+pub struct Tables {
+    /// fingerprint -> JSON `MemoryEpisode`
+    pub episodes: Db,
+    /// fingerprint -> JSON `EpisodeDraft`: the canonical content, for idempotent re-ingest.
+    pub drafts: Db,
+    /// type\0ref -> JSON `MemoryEntity`
+    pub entities: Db,
+    /// fp\0RELATION\0type\0ref -> JSON `FactEdge`
+    pub facts: Db,
+    /// type\0ref -> fact keys (duplicates sorted)
+    pub entity_facts: Db,
+    /// new\0prior\0type\0ref -> JSON `Supersession`
+    pub supersedes: Db,
+    /// prior -> supersession keys (duplicates sorted)
+    pub superseded_by: Db,
+    /// [`super::keys::timeline`]: (concluded_at, fingerprint) -> nothing
+    pub timeline: Db,
+    /// fact key -> (t_valid, t_invalid, ingested_at, expired_at) ms, i64::MAX for none: lets
+    /// graph traversal test validity without decoding fact records.
+    pub fact_times: Db,
+    /// fingerprint -> (concluded_at, ingested_at, t_valid) ms
+    pub episode_times: Db,
+    /// ingest sequence (u64 BE) -> fingerprint: the order the store learned of episodes.
+    pub ingest_log: Db,
+    /// name -> u64
+    pub counters: Db,
+    /// fingerprint -> the episode's rendered Reflexion lesson (JSON).
+    pub lessons: Db,
+    /// `name \0 version` (zero-padded) -> one version of a skill (JSON); never rewritten.
+    pub skills: Db,
+    /// embedding_ref -> code unit (JSON).
+    pub code_units: Db,
+    /// service entity_ref -> embedding_ref of each code unit it owns (duplicates sorted)
+    pub service_code: Db,
+    /// name -> UTF-8 value
+    pub meta: Db,
+}
+
+const PLAIN: [&str; 14] = [
+    "episodes",
+    "drafts",
+    "entities",
+    "facts",
+    "supersedes",
+    "timeline",
+    "fact_times",
+    "episode_times",
+    "ingest_log",
+    "counters",
+    "lessons",
+    "skills",
+    "code_units",
+    "meta",
+];
+const DUPLICATES: [&str; 3] = ["entity_facts", "superseded_by", "service_code"];
+
+/// META: the layout version, the store's identity, the latest knowledge time written (ms),
+/// and which Strata version created the store.
+pub const SCHEMA: &str = "schema_version";
+pub const STORE_ID: &str = "store_id";
 pub const KNOWLEDGE_HIGH_WATER: &str = "knowledge_high_water";
+pub const CREATED_BY: &str = "created_by";
 
+/// COUNTERS: bumped by every committed write; and the fact counts by kind.
+pub const GENERATION: &str = "generation";
 pub const COUNT_MENTIONS: &str = "mentions";
 pub const COUNT_RESOLVED_BY: &str = "resolved_by";
 pub const COUNT_INVALIDATED: &str = "invalidated";
 
-pub fn create_all(db: &Database) -> Result<(), StoreError> {
-    let txn = db.begin_write().map_err(backend)?;
-    {
-        txn.open_table(EPISODES).map_err(backend)?;
-        txn.open_table(DRAFTS).map_err(backend)?;
-        txn.open_table(ENTITIES).map_err(backend)?;
-        txn.open_table(FACTS).map_err(backend)?;
-        txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?;
-        txn.open_table(SUPERSEDES).map_err(backend)?;
-        txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?;
-        txn.open_table(TIMELINE).map_err(backend)?;
-        txn.open_table(INGEST_LOG).map_err(backend)?;
-        txn.open_table(FACT_TIMES).map_err(backend)?;
-        txn.open_table(EPISODE_TIMES).map_err(backend)?;
-        txn.open_table(COUNTERS).map_err(backend)?;
-        txn.open_table(LESSONS).map_err(backend)?;
-        txn.open_table(SKILLS).map_err(backend)?;
-        txn.open_table(CODE_UNITS).map_err(backend)?;
-        txn.open_multimap_table(SERVICE_CODE).map_err(backend)?;
-        let mut meta = txn.open_table(META).map_err(backend)?;
-        meta.insert("schema_version", SCHEMA_VERSION)
-            .map_err(backend)?;
+impl Tables {
+    fn assemble(plain: [Option<Db>; 14], duplicates: [Option<Db>; 3]) -> Option<Tables> {
+        let [
+            episodes,
+            drafts,
+            entities,
+            facts,
+            supersedes,
+            timeline,
+            fact_times,
+            episode_times,
+            ingest_log,
+            counters,
+            lessons,
+            skills,
+            code_units,
+            meta,
+        ] = plain;
+        let [entity_facts, superseded_by, service_code] = duplicates;
+        Some(Tables {
+            episodes: episodes?,
+            drafts: drafts?,
+            entities: entities?,
+            facts: facts?,
+            entity_facts: entity_facts?,
+            supersedes: supersedes?,
+            superseded_by: superseded_by?,
+            timeline: timeline?,
+            fact_times: fact_times?,
+            episode_times: episode_times?,
+            ingest_log: ingest_log?,
+            counters: counters?,
+            lessons: lessons?,
+            skills: skills?,
+            code_units: code_units?,
+            service_code: service_code?,
+            meta: meta?,
+        })
     }
-    txn.commit().map_err(backend)
+
+    /// The tables of an existing store; `None` when they have not been created yet.
+    pub fn open(env: &Env<WithoutTls>) -> Result<Option<Tables>, StoreError> {
+        let txn = env.read_txn().map_err(backend)?;
+        let opened = env
+            .open_databases_and_commit(txn, |dbo, txn| -> Result<_, heed::Error> {
+                let plain = PLAIN.map(|name| dbo.open_database::<Bytes, Bytes>(txn, Some(name)));
+                let dups =
+                    DUPLICATES.map(|name| dbo.open_database::<Bytes, Bytes>(txn, Some(name)));
+                Ok(CommitOrAbort::<_, ()>::Commit((plain, dups)))
+            })
+            .map_err(backend)?;
+        let Some((plain, dups)) = opened.commit() else {
+            return Ok(None);
+        };
+        let plain = plain
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        let dups = dups
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(backend)?;
+        Ok(Self::assemble(
+            plain.try_into().unwrap_or([None; 14]),
+            dups.try_into().unwrap_or([None; 3]),
+        ))
+    }
+
+    /// Creates every table (those that exist are opened as they are) and commits. The
+    /// caller holds the writer lock.
+    pub fn create(env: &Env<WithoutTls>) -> Result<Tables, StoreError> {
+        let txn = env.write_txn().map_err(backend)?;
+        let made = env
+            .create_databases_and_commit(txn, |dbo, txn| -> Result<_, heed::Error> {
+                let mut plain = Vec::with_capacity(PLAIN.len());
+                for name in PLAIN {
+                    plain.push(dbo.create_database::<Bytes, Bytes>(txn, Some(name))?);
+                }
+                let mut dups = Vec::with_capacity(DUPLICATES.len());
+                for name in DUPLICATES {
+                    let mut options = dbo.database_options().types::<Bytes, Bytes>();
+                    options.name(name).flags(DatabaseFlags::DUP_SORT);
+                    dups.push(options.create(txn)?);
+                }
+                let plain: [Database<'_, Bytes, Bytes>; 14] = plain
+                    .try_into()
+                    .map_err(|_| heed::Error::Io(std::io::Error::other("table count")))?;
+                let dups: [Database<'_, Bytes, Bytes>; 3] = dups
+                    .try_into()
+                    .map_err(|_| heed::Error::Io(std::io::Error::other("table count")))?;
+                Ok(CommitOrAbort::<_, ()>::Commit((plain, dups)))
+            })
+            .map_err(backend)?;
+        let (plain, dups) = made
+            .commit()
+            .ok_or_else(|| StoreError::Backend("creating the tables was aborted".into()))?;
+        Self::assemble(plain.map(Some), dups.map(Some))
+            .ok_or_else(|| StoreError::Backend("a table could not be created".into()))
+    }
+}
+
+/// A random identity for a new store.
+pub fn new_store_id() -> String {
+    let mut bytes = [0u8; 16];
+    fastrand::fill(&mut bytes);
+    uuid::Builder::from_random_bytes(bytes)
+        .into_uuid()
+        .to_string()
+}
+
+pub fn meta_get(t: &Tables, txn: &RoTxn, name: &str) -> Result<Option<String>, StoreError> {
+    Ok(t.meta
+        .get(txn, name.as_bytes())
+        .map_err(backend)?
+        .map(|v| String::from_utf8_lossy(v).into_owned()))
+}
+
+pub fn meta_put(t: &Tables, txn: &mut RwTxn, name: &str, value: &str) -> Result<(), StoreError> {
+    t.meta
+        .put(txn, name.as_bytes(), value.as_bytes())
+        .map_err(backend)
+}
+
+pub fn counter(t: &Tables, txn: &RoTxn, name: &str) -> Result<u64, StoreError> {
+    Ok(t.counters
+        .get(txn, name.as_bytes())
+        .map_err(backend)?
+        .and_then(|v| <[u8; 8]>::try_from(v).ok())
+        .map_or(0, u64::from_le_bytes))
+}
+
+pub fn add_to_counter(
+    t: &Tables,
+    txn: &mut RwTxn,
+    name: &str,
+    delta: u64,
+) -> Result<(), StoreError> {
+    let value = counter(t, txn, name)? + delta;
+    t.counters
+        .put(txn, name.as_bytes(), &value.to_le_bytes())
+        .map_err(backend)
 }

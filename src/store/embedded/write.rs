@@ -1,8 +1,8 @@
-use redb::{ReadableTable, Table, WriteTransaction};
+use heed::RwTxn;
 use serde::Serialize;
 
-use super::read::decode;
-use super::tables::*;
+use super::read::{decode, get_json};
+use super::tables::{self, Tables};
 use super::{EmbeddedStore, backend, keys};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession, Timestamp};
@@ -10,63 +10,116 @@ use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch,
 
 impl EmbeddedStore {
     pub(crate) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
-        let mut txn = self.db.begin_write().map_err(backend)?;
-        txn.set_quick_repair(true);
-        let report = apply_in(&txn, batch)?;
-        txn.commit().map_err(backend)?;
-        Ok(report)
+        self.write("write to the store", |txn, t| {
+            let report = apply_in(txn, *t, batch)?;
+            let changed = report.new_episodes
+                + report.closed_facts
+                + report.new_supersessions
+                + report.new_code_units
+                + report.new_skill_versions
+                > 0;
+            Ok((report, changed))
+        })
+    }
+
+    pub(crate) fn add_skill_versions(
+        &self,
+        drafts: &[SkillDraft],
+        recorded_at: Timestamp,
+    ) -> Result<usize, StoreError> {
+        self.write("add skills", |txn, t| {
+            // Knowledge time only moves forward, for skills as for episodes.
+            let high_water = high_water(txn, t)?;
+            rules::skills_recorded_at(
+                recorded_at,
+                (high_water != i64::MIN).then(|| Timestamp::from_millis(high_water)),
+            )?;
+            tables::meta_put(
+                t,
+                txn,
+                tables::KNOWLEDGE_HIGH_WATER,
+                &recorded_at.millis().to_string(),
+            )?;
+            let mut written = 0;
+            for draft in drafts {
+                let latest = latest_skill(txn, t, &draft.name)?;
+                let Some(next) = Skill::next_if_changed(latest.as_ref(), draft, None, recorded_at)
+                else {
+                    continue;
+                };
+                put_json(
+                    txn,
+                    &t.skills,
+                    skill_key(&next.name, next.version).as_bytes(),
+                    &next,
+                )?;
+                written += 1;
+            }
+            Ok((written, written > 0))
+        })
     }
 }
 
-fn apply_in(txn: &WriteTransaction, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
-    let mut t = Tables {
-        episodes: txn.open_table(EPISODES).map_err(backend)?,
-        lessons: txn.open_table(LESSONS).map_err(backend)?,
-        skills: txn.open_table(SKILLS).map_err(backend)?,
-        code_units: txn.open_table(CODE_UNITS).map_err(backend)?,
-        service_code: txn.open_multimap_table(SERVICE_CODE).map_err(backend)?,
-        drafts: txn.open_table(DRAFTS).map_err(backend)?,
-        entities: txn.open_table(ENTITIES).map_err(backend)?,
-        facts: txn.open_table(FACTS).map_err(backend)?,
-        entity_facts: txn.open_multimap_table(ENTITY_FACTS).map_err(backend)?,
-        supersedes: txn.open_table(SUPERSEDES).map_err(backend)?,
-        superseded_by: txn.open_multimap_table(SUPERSEDED_BY).map_err(backend)?,
-        timeline: txn.open_table(TIMELINE).map_err(backend)?,
-        ingest_log: txn.open_table(INGEST_LOG).map_err(backend)?,
-        fact_times: txn.open_table(FACT_TIMES).map_err(backend)?,
-        episode_times: txn.open_table(EPISODE_TIMES).map_err(backend)?,
-        counters: txn.open_table(COUNTERS).map_err(backend)?,
+fn high_water(txn: &RwTxn, t: &Tables) -> Result<i64, StoreError> {
+    Ok(tables::meta_get(t, txn, tables::KNOWLEDGE_HIGH_WATER)?
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(i64::MIN))
+}
+
+fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+    let high_water = high_water(txn, &t)?;
+    let mut w = Writer {
+        txn,
+        t,
         pending: Counts::default(),
-        high_water: i64::MIN,
-        newest: i64::MIN,
+        high_water,
+        newest: high_water,
     };
-    let mut meta = txn.open_table(META).map_err(backend)?;
-    t.high_water = meta
-        .get(KNOWLEDGE_HIGH_WATER)
-        .map_err(backend)?
-        .and_then(|v| v.value().parse().ok())
-        .unwrap_or(i64::MIN);
-    t.newest = t.high_water;
     let mut report = ApplyReport::default();
     for item in &batch.items {
         report.records += 1;
-        t.write_episode(item, &mut report)?;
+        w.write_episode(item, &mut report)?;
     }
     // Supersessions run after every episode so a target anywhere in the batch is found.
     for item in &batch.items {
-        t.write_supersessions(item, &mut report)?;
+        w.write_supersessions(item, &mut report)?;
     }
     for (origin, unit) in &batch.code_units {
-        if t.write_code_unit(origin, unit)? {
+        if w.write_code_unit(origin, unit)? {
             report.new_code_units += 1;
         }
     }
-    t.flush_counts()?;
-    if t.newest > t.high_water {
-        meta.insert(KNOWLEDGE_HIGH_WATER, t.newest.to_string().as_str())
-            .map_err(backend)?;
+    w.flush_counts()?;
+    if w.newest > w.high_water {
+        tables::meta_put(
+            &w.t,
+            w.txn,
+            tables::KNOWLEDGE_HIGH_WATER,
+            &w.newest.to_string(),
+        )?;
     }
     Ok(report)
+}
+
+/// Renders and stores the lesson of every episode that has none.
+pub(super) fn backfill_lessons(txn: &mut RwTxn, t: &Tables) -> Result<(), StoreError> {
+    let mut missing = Vec::new();
+    for row in t.drafts.iter(txn).map_err(backend)? {
+        let (fp, bytes) = row.map_err(backend)?;
+        if t.lessons.get(txn, fp).map_err(backend)?.is_some() {
+            continue;
+        }
+        let draft: EpisodeDraft = decode("drafts", fp, bytes)?;
+        missing.push(crate::learning::render(
+            &draft.incident_fingerprint,
+            &draft.resolution_nl,
+            draft.facts.iter().map(|f| (f.relation, &f.entity)),
+        ));
+    }
+    for lesson in missing {
+        put_json(txn, &t.lessons, lesson.episode.as_bytes(), &lesson)?;
+    }
+    Ok(())
 }
 
 #[derive(Default)]
@@ -76,23 +129,9 @@ struct Counts {
     invalidated: u64,
 }
 
-struct Tables<'t> {
-    episodes: Table<'t, &'static str, &'static [u8]>,
-    drafts: Table<'t, &'static str, &'static [u8]>,
-    entities: Table<'t, &'static [u8], &'static [u8]>,
-    facts: Table<'t, &'static [u8], &'static [u8]>,
-    entity_facts: redb::MultimapTable<'t, &'static [u8], &'static [u8]>,
-    supersedes: Table<'t, &'static [u8], &'static [u8]>,
-    superseded_by: redb::MultimapTable<'t, &'static str, &'static [u8]>,
-    timeline: Table<'t, (i64, &'static str), ()>,
-    ingest_log: Table<'t, u64, &'static str>,
-    fact_times: Table<'t, &'static [u8], (i64, i64, i64, i64)>,
-    episode_times: Table<'t, &'static str, (i64, i64, i64)>,
-    counters: Table<'t, &'static str, u64>,
-    lessons: Table<'t, &'static str, &'static [u8]>,
-    skills: Table<'t, &'static str, &'static [u8]>,
-    code_units: Table<'t, &'static str, &'static [u8]>,
-    service_code: redb::MultimapTable<'t, &'static str, &'static str>,
+struct Writer<'a, 'e> {
+    txn: &'a mut RwTxn<'e>,
+    t: Tables,
     pending: Counts,
     /// The latest knowledge time recorded before this batch: nothing may be written before it.
     high_water: i64,
@@ -103,90 +142,51 @@ pub(super) fn skill_key(name: &str, version: u32) -> String {
     format!("{name}\0{version:010}")
 }
 
-fn latest_skill(
-    table: &impl ReadableTable<&'static str, &'static [u8]>,
-    name: &str,
-) -> Result<Option<Skill>, StoreError> {
+fn latest_skill(txn: &RwTxn, t: &Tables, name: &str) -> Result<Option<Skill>, StoreError> {
     let from = format!("{name}\0");
     let to = format!("{name}\u{1}");
-    let last = table
-        .range(from.as_str()..to.as_str())
+    let range = (
+        std::ops::Bound::Included(from.as_bytes()),
+        std::ops::Bound::Excluded(to.as_bytes()),
+    );
+    let last = t
+        .skills
+        .rev_range(txn, &range)
         .map_err(backend)?
-        .next_back()
+        .next()
         .transpose()
         .map_err(backend)?;
-    last.map(|(k, v)| decode("skills", k.value().as_bytes(), v.value()))
-        .transpose()
-}
-
-impl EmbeddedStore {
-    pub(crate) fn add_skill_versions(
-        &self,
-        drafts: &[SkillDraft],
-        recorded_at: Timestamp,
-    ) -> Result<usize, StoreError> {
-        let txn = self.db.begin_write().map_err(backend)?;
-        let mut written = 0;
-        {
-            // Knowledge time only moves forward, for skills as for episodes.
-            let mut meta = txn.open_table(META).map_err(backend)?;
-            let high_water: i64 = meta
-                .get(KNOWLEDGE_HIGH_WATER)
-                .map_err(backend)?
-                .and_then(|v| v.value().parse().ok())
-                .unwrap_or(i64::MIN);
-            rules::skills_recorded_at(
-                recorded_at,
-                (high_water != i64::MIN).then(|| Timestamp::from_millis(high_water)),
-            )?;
-            meta.insert(
-                KNOWLEDGE_HIGH_WATER,
-                recorded_at.millis().to_string().as_str(),
-            )
-            .map_err(backend)?;
-            let mut table = txn.open_table(SKILLS).map_err(backend)?;
-            for draft in drafts {
-                let latest = latest_skill(&table, &draft.name)?;
-                let Some(next) = Skill::next_if_changed(latest.as_ref(), draft, None, recorded_at)
-                else {
-                    continue;
-                };
-                let key = skill_key(&next.name, next.version);
-                table
-                    .insert(key.as_str(), encode(&next)?.as_slice())
-                    .map_err(backend)?;
-                written += 1;
-            }
-        }
-        txn.commit().map_err(backend)?;
-        Ok(written)
-    }
+    last.map(|(k, v)| decode("skills", k, v)).transpose()
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(value).map_err(backend)
 }
 
-impl Tables<'_> {
+fn put_json<T: Serialize>(
+    txn: &mut RwTxn,
+    db: &tables::Db,
+    key: &[u8],
+    value: &T,
+) -> Result<(), StoreError> {
+    db.put(txn, key, &encode(value)?).map_err(backend)
+}
+
+fn put(txn: &mut RwTxn, db: &tables::Db, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+    db.put(txn, key, value).map_err(backend)
+}
+
+impl Writer<'_, '_> {
     /// Records a code unit once; another owner for the same file is refused.
     fn write_code_unit(&mut self, origin: &str, unit: &CodeUnit) -> Result<bool, StoreError> {
-        let key = unit.embedding_ref.as_str();
-        let stored: Option<CodeUnit> = self
-            .code_units
-            .get(key)
-            .map_err(backend)?
-            .map(|v| decode("code_units", key.as_bytes(), v.value()))
-            .transpose()?;
+        let key = unit.embedding_ref.as_bytes();
+        let stored: Option<CodeUnit> = get_json(&self.t.code_units, "code_units", self.txn, key)?;
         match stored {
             Some(s) if s == *unit => Ok(false),
             Some(s) => Err(rules::code_unit_owner(origin, unit, &s)),
             None => {
-                self.code_units
-                    .insert(key, encode(unit)?.as_slice())
-                    .map_err(backend)?;
-                self.service_code
-                    .insert(unit.service.as_str(), key)
-                    .map_err(backend)?;
+                put_json(self.txn, &self.t.code_units, key, unit)?;
+                put(self.txn, &self.t.service_code, unit.service.as_bytes(), key)?;
                 Ok(true)
             }
         }
@@ -200,7 +200,7 @@ impl Tables<'_> {
         episode: Option<(&str, Timestamp)>,
         recorded_at: Timestamp,
     ) -> Result<bool, StoreError> {
-        let latest = latest_skill(&self.skills, &draft.name)?;
+        let latest = latest_skill(self.txn, &self.t, &draft.name)?;
         if latest.is_none() {
             rules::first_skill_version(origin, draft)?;
         }
@@ -209,9 +209,7 @@ impl Tables<'_> {
             return Ok(false);
         };
         let key = skill_key(&next.name, next.version);
-        self.skills
-            .insert(key.as_str(), encode(&next)?.as_slice())
-            .map_err(backend)?;
+        put_json(self.txn, &self.t.skills, key.as_bytes(), &next)?;
         Ok(true)
     }
 
@@ -220,14 +218,10 @@ impl Tables<'_> {
         item: &BatchItem,
         report: &mut ApplyReport,
     ) -> Result<(), StoreError> {
+        let t = self.t;
         let d = &item.draft;
         let fp = d.incident_fingerprint.as_str();
-        let stored = self
-            .drafts
-            .get(fp)
-            .map_err(backend)?
-            .map(|v| decode::<EpisodeDraft>("drafts", fp.as_bytes(), v.value()))
-            .transpose()?;
+        let stored: Option<EpisodeDraft> = get_json(&t.drafts, "drafts", self.txn, fp.as_bytes())?;
         if let Some(stored) = stored {
             if &stored == d {
                 report.unchanged_episodes += 1;
@@ -245,40 +239,43 @@ impl Tables<'_> {
             ingested_at: item.ingested_at,
             provenance: d.provenance.clone(),
         };
-        self.episodes
-            .insert(fp, encode(&episode)?.as_slice())
-            .map_err(backend)?;
-        self.drafts
-            .insert(fp, encode(d)?.as_slice())
-            .map_err(backend)?;
-        self.timeline
-            .insert((d.concluded_at.millis(), fp), ())
-            .map_err(backend)?;
-        let sequence = self
+        put_json(self.txn, &t.episodes, fp.as_bytes(), &episode)?;
+        put_json(self.txn, &t.drafts, fp.as_bytes(), d)?;
+        put(
+            self.txn,
+            &t.timeline,
+            &keys::timeline(d.concluded_at.millis(), fp),
+            &[],
+        )?;
+        let sequence = t
             .ingest_log
-            .last()
+            .last(self.txn)
             .map_err(backend)?
-            .map_or(1, |(k, _)| k.value() + 1);
-        self.ingest_log.insert(sequence, fp).map_err(backend)?;
-        self.episode_times
-            .insert(
-                fp,
-                (
-                    d.concluded_at.millis(),
-                    item.ingested_at.millis(),
-                    d.t_valid.millis(),
-                ),
-            )
-            .map_err(backend)?;
+            .and_then(|(k, _)| keys::sequence_of(k))
+            .map_or(1, |last| last + 1);
+        put(
+            self.txn,
+            &t.ingest_log,
+            &keys::sequence(sequence),
+            fp.as_bytes(),
+        )?;
+        put(
+            self.txn,
+            &t.episode_times,
+            fp.as_bytes(),
+            &keys::times([
+                d.concluded_at.millis(),
+                item.ingested_at.millis(),
+                d.t_valid.millis(),
+            ]),
+        )?;
         report.new_episodes += 1;
         let lesson = crate::learning::render(
             fp,
             &d.resolution_nl,
             d.facts.iter().map(|f| (f.relation, &f.entity)),
         );
-        self.lessons
-            .insert(fp, encode(&lesson)?.as_slice())
-            .map_err(backend)?;
+        put_json(self.txn, &t.lessons, fp.as_bytes(), &lesson)?;
         for skill in &d.skills {
             if self.write_skill(
                 &item.origin,
@@ -292,32 +289,24 @@ impl Tables<'_> {
 
         for fact in &d.facts {
             let ekey = keys::entity(&fact.entity);
-            if self
-                .entities
-                .get(ekey.as_slice())
-                .map_err(backend)?
-                .is_none()
-            {
+            if t.entities.get(self.txn, &ekey).map_err(backend)?.is_none() {
                 let entity = MemoryEntity {
                     key: fact.entity.clone(),
                     ingested_at: item.ingested_at,
                 };
-                self.entities
-                    .insert(ekey.as_slice(), encode(&entity)?.as_slice())
-                    .map_err(backend)?;
+                put_json(self.txn, &t.entities, &ekey, &entity)?;
                 report.new_entities += 1;
             }
             let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
             let fkey = keys::fact(fp, fact.relation, &fact.entity);
-            self.facts
-                .insert(fkey.as_slice(), encode(&edge)?.as_slice())
-                .map_err(backend)?;
-            self.entity_facts
-                .insert(ekey.as_slice(), fkey.as_slice())
-                .map_err(backend)?;
-            self.fact_times
-                .insert(fkey.as_slice(), times_of(&edge))
-                .map_err(backend)?;
+            put_json(self.txn, &t.facts, &fkey, &edge)?;
+            put(self.txn, &t.entity_facts, &ekey, &fkey)?;
+            put(
+                self.txn,
+                &t.fact_times,
+                &fkey,
+                &keys::times(times_of(&edge)),
+            )?;
             match fact.relation {
                 Relation::Mentions => self.pending.mentions += 1,
                 Relation::ResolvedBy => self.pending.resolved_by += 1,
@@ -335,12 +324,12 @@ impl Tables<'_> {
         item: &BatchItem,
         report: &mut ApplyReport,
     ) -> Result<(), StoreError> {
+        let t = self.t;
         let d = &item.draft;
         let fp = d.incident_fingerprint.as_str();
         for (i, s) in d.supersedes.iter().enumerate() {
-            if self
-                .episodes
-                .get(s.prior.as_str())
+            if t.episodes
+                .get(self.txn, s.prior.as_bytes())
                 .map_err(backend)?
                 .is_none()
             {
@@ -349,12 +338,7 @@ impl Tables<'_> {
             let mut found = false;
             for relation in Relation::ALL {
                 let fkey = keys::fact(&s.prior, relation, &s.entity);
-                let Some(mut edge) = self
-                    .facts
-                    .get(fkey.as_slice())
-                    .map_err(backend)?
-                    .map(|v| decode::<FactEdge>("facts", &fkey, v.value()))
-                    .transpose()?
+                let Some(mut edge) = get_json::<FactEdge>(&t.facts, "facts", self.txn, &fkey)?
                 else {
                     continue;
                 };
@@ -365,12 +349,13 @@ impl Tables<'_> {
                     edge.t_invalid = Some(s.t_invalid);
                     edge.expired_at = Some(item.ingested_at);
                     edge.superseded_by = Some(fp.to_string());
-                    self.facts
-                        .insert(fkey.as_slice(), encode(&edge)?.as_slice())
-                        .map_err(backend)?;
-                    self.fact_times
-                        .insert(fkey.as_slice(), times_of(&edge))
-                        .map_err(backend)?;
+                    put_json(self.txn, &t.facts, &fkey, &edge)?;
+                    put(
+                        self.txn,
+                        &t.fact_times,
+                        &fkey,
+                        &keys::times(times_of(&edge)),
+                    )?;
                     self.pending.invalidated += 1;
                     report.closed_facts += 1;
                 }
@@ -379,9 +364,8 @@ impl Tables<'_> {
                 return Err(rules::no_fact_to_close(item, i, s));
             }
             let skey = keys::supersession(fp, &s.prior, &s.entity);
-            if self
-                .supersedes
-                .get(skey.as_slice())
+            if t.supersedes
+                .get(self.txn, &skey)
                 .map_err(backend)?
                 .is_none()
             {
@@ -395,12 +379,8 @@ impl Tables<'_> {
                     expired_at: None,
                     provenance: d.provenance.clone(),
                 };
-                self.supersedes
-                    .insert(skey.as_slice(), encode(&lineage)?.as_slice())
-                    .map_err(backend)?;
-                self.superseded_by
-                    .insert(s.prior.as_str(), skey.as_slice())
-                    .map_err(backend)?;
+                put_json(self.txn, &t.supersedes, &skey, &lineage)?;
+                put(self.txn, &t.superseded_by, s.prior.as_bytes(), &skey)?;
                 report.new_supersessions += 1;
             }
         }
@@ -420,32 +400,24 @@ impl Tables<'_> {
     fn flush_counts(&mut self) -> Result<(), StoreError> {
         let pending = std::mem::take(&mut self.pending);
         for (name, delta) in [
-            (COUNT_MENTIONS, pending.mentions),
-            (COUNT_RESOLVED_BY, pending.resolved_by),
-            (COUNT_INVALIDATED, pending.invalidated),
+            (tables::COUNT_MENTIONS, pending.mentions),
+            (tables::COUNT_RESOLVED_BY, pending.resolved_by),
+            (tables::COUNT_INVALIDATED, pending.invalidated),
         ] {
-            if delta == 0 {
-                continue;
+            if delta > 0 {
+                tables::add_to_counter(&self.t, self.txn, name, delta)?;
             }
-            let current = self
-                .counters
-                .get(name)
-                .map_err(backend)?
-                .map_or(0, |v| v.value());
-            self.counters
-                .insert(name, current + delta)
-                .map_err(backend)?;
         }
         Ok(())
     }
 }
 
-pub(super) fn times_of(f: &FactEdge) -> (i64, i64, i64, i64) {
+pub(super) fn times_of(f: &FactEdge) -> [i64; 4] {
     let ms = |t: Option<crate::model::Timestamp>| t.map_or(i64::MAX, |t| t.millis());
-    (
+    [
         f.t_valid.millis(),
         ms(f.t_invalid),
         f.ingested_at.millis(),
         ms(f.expired_at),
-    )
+    ]
 }

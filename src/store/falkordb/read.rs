@@ -347,6 +347,15 @@ impl MemoryStore for FalkorStore {
         })
     }
 
+    fn identity(&self) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+
+    fn generation(&self) -> Result<u64, StoreError> {
+        let s = self.stats()?;
+        Ok(s.episodes + s.supersedes + s.invalidated_edges)
+    }
+
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         let stats = self.stats()?;
         let mut problems = Vec::new();

@@ -116,6 +116,12 @@ impl VectorStore for FalkorVectors {
         Ok(())
     }
 
+    /// The vectors live on the episodes of the graph itself, so they can never belong to
+    /// another store or run ahead of it: there is nothing to clear.
+    fn clear(&self, _store_id: &str) -> Result<(), IndexError> {
+        Ok(())
+    }
+
     fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError> {
         if query.len() != self.dimension {
             return Err(IndexError::Dimension {

@@ -1,0 +1,112 @@
+//! LMDB environments shared by every Strata process on one machine: readers never wait
+//! (each read is an MVCC snapshot), writers take turns through [`WriterLock`], which waits a
+//! bounded time and then names the process ahead of it.
+//!
+//! One process opens an environment once (LMDB forbids opening it twice); handles to the
+//! same directory share it through a registry of the environments open in this process.
+
+mod writer_lock;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+
+use heed::{Env, EnvFlags, EnvOpenOptions, WithoutTls};
+
+pub use writer_lock::{LockError, WriterGuard, WriterLock};
+
+/// Address space reserved for a store; the file grows only as data is written.
+const MAP_SIZE: usize = 1 << 40;
+const MAX_DBS: u32 = 32;
+/// Concurrent read transactions across every process on the environment.
+const MAX_READERS: u32 = 1024;
+
+/// An open environment and whether this process may write to it.
+pub struct SharedEnv {
+    pub env: Env<WithoutTls>,
+    /// The directory is on a read-only filesystem (or not writable by us).
+    pub read_only: bool,
+    pub dir: PathBuf,
+}
+
+static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<SharedEnv>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Lmdb(#[from] heed::Error),
+}
+
+/// Opens (creating if needed) the environment in `dir`, or returns the one this process
+/// already has open there. A directory we cannot write opens read-only.
+pub fn open(dir: &Path) -> Result<Arc<SharedEnv>, OpenError> {
+    match std::fs::create_dir_all(dir) {
+        Ok(()) => {}
+        Err(e) if dir.is_dir() && is_read_only_error(&e) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let key = dir.canonicalize()?;
+    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(shared) = open.get(&key).and_then(Weak::upgrade) {
+        return Ok(shared);
+    }
+    let shared = Arc::new(open_env(&key)?);
+    open.retain(|_, w| w.strong_count() > 0);
+    open.insert(key, Arc::downgrade(&shared));
+    Ok(shared)
+}
+
+fn options() -> EnvOpenOptions<WithoutTls> {
+    let mut options = EnvOpenOptions::new().read_txn_without_tls();
+    options
+        .map_size(MAP_SIZE)
+        .max_dbs(MAX_DBS)
+        .max_readers(MAX_READERS);
+    options
+}
+
+fn open_env(dir: &Path) -> Result<SharedEnv, OpenError> {
+    // SAFETY: the files are only ever opened through this registry in this process, and
+    // other processes use LMDB's own lock file; nothing truncates or rewrites them.
+    let attempt = |flags: EnvFlags| unsafe {
+        let mut o = options();
+        o.flags(flags);
+        o.open(dir)
+    };
+    // The previous handle of this process may still be closing: retry briefly.
+    for _ in 0..50 {
+        match attempt(EnvFlags::empty()) {
+            Ok(env) => {
+                env.clear_stale_readers()?;
+                return Ok(SharedEnv {
+                    env,
+                    read_only: false,
+                    dir: dir.to_path_buf(),
+                });
+            }
+            Err(heed::Error::EnvAlreadyOpened) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(heed::Error::Io(e)) if is_read_only_error(&e) => {
+                let env = attempt(EnvFlags::READ_ONLY)?;
+                return Ok(SharedEnv {
+                    env,
+                    read_only: true,
+                    dir: dir.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(heed::Error::EnvAlreadyOpened.into())
+}
+
+pub fn is_read_only_error(e: &std::io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EROFS)
+        || e.raw_os_error() == Some(libc::EACCES)
+        || e.kind() == std::io::ErrorKind::ReadOnlyFilesystem
+        || e.kind() == std::io::ErrorKind::PermissionDenied
+}

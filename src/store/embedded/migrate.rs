@@ -1,0 +1,182 @@
+//! Migration of the single-process redb store (schema 1, `strata.redb`) into the shared
+//! layout, inside the transaction that creates it: every record is copied as it is (the
+//! values are the same JSON), or nothing is.
+
+use std::path::Path;
+
+use heed::RwTxn;
+use redb::{
+    MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable,
+    ReadableTable, TableDefinition, TableError,
+};
+
+use super::tables::{self, Db, Tables};
+use super::{backend, keys};
+use crate::store::StoreError;
+
+const BYTES_BY_STR: [(&str, fn(&Tables) -> Db); 5] = [
+    ("episodes", |t| t.episodes),
+    ("drafts", |t| t.drafts),
+    ("lessons", |t| t.lessons),
+    ("skills", |t| t.skills),
+    ("code_units", |t| t.code_units),
+];
+const BYTES_BY_BYTES: [(&str, fn(&Tables) -> Db); 3] = [
+    ("entities", |t| t.entities),
+    ("facts", |t| t.facts),
+    ("supersedes", |t| t.supersedes),
+];
+
+pub(super) fn from_redb(path: &Path, txn: &mut RwTxn, t: &Tables) -> Result<(), StoreError> {
+    let fail = |e: &dyn std::fmt::Display| StoreError::Open {
+        path: path.to_path_buf(),
+        message: format!("cannot migrate the old store: {e}"),
+    };
+    let db = redb::Database::open(path).map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => {
+            fail(&"an older Strata process still has it open; stop it and try again")
+        }
+        other => fail(&other),
+    })?;
+    let read = db.begin_read().map_err(|e| fail(&e))?;
+    let copied = copy_all(&read, txn, t).map_err(|e| fail(&e))?;
+    tracing::info!(records = copied, from = %path.display(), "migrating the old store");
+    Ok(())
+}
+
+/// A table that an older store may not have yet.
+fn optional<T>(opened: Result<T, TableError>) -> Result<Option<T>, TableError> {
+    match opened {
+        Ok(t) => Ok(Some(t)),
+        Err(TableError::TableDoesNotExist(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, StoreError> {
+    let mut copied = 0u64;
+    let mut put = |txn: &mut RwTxn, db: Db, k: &[u8], v: &[u8]| -> Result<(), StoreError> {
+        copied += 1;
+        db.put(txn, k, v).map_err(backend)
+    };
+    for (name, db) in BYTES_BY_STR {
+        let def: TableDefinition<&str, &[u8]> = TableDefinition::new(name);
+        if let Some(table) = optional(read.open_table(def)).map_err(backend)? {
+            for row in table.iter().map_err(backend)? {
+                let (k, v) = row.map_err(backend)?;
+                put(txn, db(t), k.value().as_bytes(), v.value())?;
+            }
+        }
+    }
+    for (name, db) in BYTES_BY_BYTES {
+        let def: TableDefinition<&[u8], &[u8]> = TableDefinition::new(name);
+        if let Some(table) = optional(read.open_table(def)).map_err(backend)? {
+            for row in table.iter().map_err(backend)? {
+                let (k, v) = row.map_err(backend)?;
+                put(txn, db(t), k.value(), v.value())?;
+            }
+        }
+    }
+    let entity_facts: MultimapTableDefinition<&[u8], &[u8]> =
+        MultimapTableDefinition::new("entity_facts");
+    if let Some(table) = optional(read.open_multimap_table(entity_facts)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, values) = row.map_err(backend)?;
+            for v in values {
+                put(txn, t.entity_facts, k.value(), v.map_err(backend)?.value())?;
+            }
+        }
+    }
+    let superseded_by: MultimapTableDefinition<&str, &[u8]> =
+        MultimapTableDefinition::new("superseded_by");
+    if let Some(table) = optional(read.open_multimap_table(superseded_by)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, values) = row.map_err(backend)?;
+            for v in values {
+                put(
+                    txn,
+                    t.superseded_by,
+                    k.value().as_bytes(),
+                    v.map_err(backend)?.value(),
+                )?;
+            }
+        }
+    }
+    let service_code: MultimapTableDefinition<&str, &str> =
+        MultimapTableDefinition::new("service_code");
+    if let Some(table) = optional(read.open_multimap_table(service_code)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, values) = row.map_err(backend)?;
+            for v in values {
+                put(
+                    txn,
+                    t.service_code,
+                    k.value().as_bytes(),
+                    v.map_err(backend)?.value().as_bytes(),
+                )?;
+            }
+        }
+    }
+    let timeline: TableDefinition<(i64, &str), ()> = TableDefinition::new("timeline");
+    if let Some(table) = optional(read.open_table(timeline)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, _) = row.map_err(backend)?;
+            let (ms, fp) = k.value();
+            put(txn, t.timeline, &keys::timeline(ms, fp), &[])?;
+        }
+    }
+    let fact_times: TableDefinition<&[u8], (i64, i64, i64, i64)> =
+        TableDefinition::new("fact_times");
+    if let Some(table) = optional(read.open_table(fact_times)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            let (a, b, c, d) = v.value();
+            put(txn, t.fact_times, k.value(), &keys::times([a, b, c, d]))?;
+        }
+    }
+    let episode_times: TableDefinition<&str, (i64, i64, i64)> =
+        TableDefinition::new("episode_times");
+    if let Some(table) = optional(read.open_table(episode_times)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            let (a, b, c) = v.value();
+            put(
+                txn,
+                t.episode_times,
+                k.value().as_bytes(),
+                &keys::times([a, b, c]),
+            )?;
+        }
+    }
+    let ingest_log: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
+    if let Some(table) = optional(read.open_table(ingest_log)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            put(
+                txn,
+                t.ingest_log,
+                &keys::sequence(k.value()),
+                v.value().as_bytes(),
+            )?;
+        }
+    }
+    let counters: TableDefinition<&str, u64> = TableDefinition::new("counters");
+    if let Some(table) = optional(read.open_table(counters)).map_err(backend)? {
+        for row in table.iter().map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            put(
+                txn,
+                t.counters,
+                k.value().as_bytes(),
+                &v.value().to_le_bytes(),
+            )?;
+        }
+    }
+    let meta: TableDefinition<&str, &str> = TableDefinition::new("meta");
+    if let Some(table) = optional(read.open_table(meta)).map_err(backend)?
+        && let Some(v) = table.get(tables::KNOWLEDGE_HIGH_WATER).map_err(backend)?
+    {
+        tables::meta_put(t, txn, tables::KNOWLEDGE_HIGH_WATER, v.value())?;
+    }
+    Ok(copied)
+}
