@@ -358,6 +358,20 @@ pub enum BenchCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// A `strata ingest` process writing while this one runs the explorer's reads and
+    /// recalls on the same embedded store, each against its solo baseline, and the time from a
+    /// commit to a live explorer seeing it (JSON)
+    Concurrent {
+        /// Comma-separated store sizes
+        #[arg(long, value_delimiter = ',', default_values_t = [100_000usize])]
+        episodes: Vec<usize>,
+        /// Episodes the writer writes (in files of 1,000), alone and then beside the readers
+        #[arg(long, default_value_t = 10_000)]
+        writes: usize,
+        /// Where to build the store [default: a temporary directory]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Ingest throughput and open time of the embedded store at each size (JSON)
     Store {
         /// Comma-separated store sizes

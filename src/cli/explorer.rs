@@ -29,8 +29,14 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
     let open_store: StoreOpener = Box::new(move || {
         let store = location.open_lazily().map_err(|e| e.to_string())?;
         let mut notices = Vec::new();
+        if store.read_only() {
+            notices.push(
+                "the data directory is on a read-only filesystem: browsing only, nothing can be written"
+                    .to_string(),
+            );
+        }
         match store.stats() {
-            Ok(stats) if seed_demo && stats.episodes == 0 => {
+            Ok(stats) if seed_demo && stats.episodes == 0 && !store.read_only() => {
                 let report = strata::demo::seed(store.as_ref()).map_err(|e| e.to_string())?;
                 notices.push(format!(
                     "the store was empty: seeded the demo memory ({} incidents, {} supersessions)",

@@ -138,10 +138,16 @@ impl Bm25Index {
         if let Some(parent) = dir.parent() {
             std::fs::create_dir_all(parent).map_err(|e| err(&e))?;
         }
-        // Creating, replacing or emptying the index is one process's job at a time.
-        let _turn = lock
-            .acquire(WriterLock::default_wait())
-            .map_err(|e| err(&e))?;
+        // Creating, replacing or emptying the index is one process's job at a time. On a
+        // read-only filesystem there is no lock to take, and the index is read as it is.
+        let turn = lock.acquire(WriterLock::default_wait());
+        if let Err(crate::lmdb::LockError::Io { source, .. }) = &turn
+            && crate::lmdb::is_read_only_error(source)
+            && dir.join("meta.json").is_file()
+        {
+            return Self::open_read_only(dir, lock);
+        }
+        let _turn = turn.map_err(|e| err(&e))?;
         let (schema, fields) = schema();
         let mut rebuilt = None;
         let existing = dir.join("meta.json").is_file();
@@ -208,6 +214,29 @@ impl Bm25Index {
             }
         }
         Ok(index)
+    }
+
+    fn open_read_only(dir: &Path, lock: WriterLock) -> Result<Self, IndexError> {
+        let err = |e: &dyn std::fmt::Display| IndexError::Text {
+            path: dir.to_path_buf(),
+            message: e.to_string(),
+        };
+        let index = Index::open_in_dir(dir).map_err(|e| err(&e))?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e: tantivy::TantivyError| err(&e))?;
+        let metas = index.load_metas().map_err(|e| err(&e))?;
+        Ok(Bm25Index {
+            seen: Mutex::new((metas.opstamp, payload_or_empty(metas.payload.as_deref()))),
+            path: dir.to_path_buf(),
+            index,
+            reader,
+            fields: schema().1,
+            lock,
+            rebuilt: None,
+        })
     }
 
     /// One indexing thread: documents land in the same segments in the same order on every

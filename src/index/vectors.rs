@@ -213,6 +213,9 @@ impl VectorIndex {
         let shared = lmdb::open(&path).map_err(|e| err(&e))?;
         let lock = WriterLock::new(path.join("catch-up.lock"));
         let env = &shared.env;
+        if shared.read_only {
+            return Self::open_read_only(path, model, dimension, shared, lock);
+        }
         let made = env
             .create_databases_and_commit(
                 env.write_txn().map_err(|e| err(&e))?,
@@ -288,6 +291,68 @@ impl VectorIndex {
             };
             index.clear(id.as_deref().unwrap_or("unidentified"))?;
         }
+        index.refresh()?;
+        Ok(index)
+    }
+
+    /// On a read-only filesystem: the index as it stands, if it was built by this embedder.
+    fn open_read_only(
+        path: PathBuf,
+        model: &str,
+        dimension: usize,
+        shared: Arc<SharedEnv>,
+        lock: WriterLock,
+    ) -> Result<Self, IndexError> {
+        let err = |e: &dyn std::fmt::Display| IndexError::Vectors {
+            path: path.clone(),
+            message: e.to_string(),
+        };
+        let env = &shared.env;
+        let opened = env
+            .open_databases_and_commit(
+                env.read_txn().map_err(|e| err(&e))?,
+                |dbo, txn| -> Result<_, heed::Error> {
+                    let open = |name| dbo.open_database::<Bytes, Bytes>(txn, Some(name));
+                    Ok(heed::CommitOrAbort::<_, ()>::Commit([
+                        open("meta")?,
+                        open("vectors")?,
+                        open("log")?,
+                    ]))
+                },
+            )
+            .map_err(|e| err(&e))?;
+        let Some([Some(meta), Some(vectors), Some(log)]) = opened.commit() else {
+            return Err(err(
+                &"no vector index here, and the filesystem is read-only",
+            ));
+        };
+        let t = Tables { meta, vectors, log };
+        {
+            let txn = env.read_txn().map_err(|e| err(&e))?;
+            let found_model = get_meta(&t, &txn, "model").map_err(|e| err(&e))?;
+            let found_dimension = get_meta(&t, &txn, "dimension")
+                .map_err(|e| err(&e))?
+                .and_then(|d| d.parse().ok());
+            if found_model.as_deref() != Some(model) || found_dimension != Some(dimension) {
+                return Err(IndexError::EmbedderMismatch {
+                    path,
+                    found_model: found_model.unwrap_or_default(),
+                    found_dimension: found_dimension.unwrap_or(0),
+                    model: model.to_string(),
+                    dimension,
+                });
+            }
+        }
+        let index = VectorIndex {
+            path,
+            model: model.to_string(),
+            dimension,
+            shared,
+            tables: t,
+            lock,
+            loaded: RwLock::new(Loaded::default()),
+            rebuilt: None,
+        };
         index.refresh()?;
         Ok(index)
     }

@@ -80,6 +80,12 @@ pub trait MemoryStore: Send + Sync {
     /// A one-line description of the backend for status bars and logs.
     fn describe(&self) -> String;
 
+    /// Whether this process can only read the store (its files are on a read-only
+    /// filesystem); writes then fail with [`StoreError::ReadOnly`].
+    fn read_only(&self) -> bool {
+        false
+    }
+
     /// Writes the batch atomically; a rejected batch writes nothing.
     fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError>;
 

@@ -171,3 +171,40 @@ pub fn raw_lmdb_edit(env_dir: &Path, table: &str, edit: impl FnOnce(RawDb, &mut 
     edit(db, &mut txn);
     txn.commit().unwrap();
 }
+
+/// Every row of every named table of an LMDB environment, as raw bytes.
+pub fn raw_lmdb_dump(
+    env_dir: &Path,
+    tables: &[&str],
+) -> std::collections::BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>> {
+    let env = unsafe {
+        heed::EnvOpenOptions::new()
+            .max_dbs(32)
+            .map_size(1 << 40)
+            .open(env_dir)
+            .unwrap()
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for table in tables {
+        let rtxn = env.read_txn().unwrap();
+        let db: RawDb = env
+            .open_databases_and_commit(rtxn, |dbo, txn| -> Result<_, heed::Error> {
+                let db = dbo.open_database(txn, Some(table))?;
+                Ok(heed::CommitOrAbort::<_, ()>::Commit(db))
+            })
+            .unwrap()
+            .unwrap_commit()
+            .unwrap();
+        let txn = env.read_txn().unwrap();
+        let rows = db
+            .iter(&txn)
+            .unwrap()
+            .map(|r| {
+                let (k, v) = r.unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .collect();
+        out.insert(table.to_string(), rows);
+    }
+    out
+}

@@ -54,6 +54,11 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             batch,
             dir,
         } => super::bench_server::run(ctx, episodes, *queries, *batch, dir.as_deref()),
+        BenchCommand::Concurrent {
+            episodes,
+            writes,
+            dir,
+        } => super::bench_concurrent::run(ctx, episodes, *writes, dir.as_deref()),
         BenchCommand::Embed { queries, batch } => {
             super::bench_recall::run_embed(ctx, *queries, *batch)
         }

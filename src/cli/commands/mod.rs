@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod bench_concurrent;
 pub mod bench_explorer;
 pub mod bench_recall;
 pub mod bench_server;

@@ -97,6 +97,10 @@ impl MemoryStore for EmbeddedStore {
         format!("embedded ({}{mode})", self.path.display())
     }
 
+    fn read_only(&self) -> bool {
+        EmbeddedStore::read_only(self)
+    }
+
     fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
         self.apply_batch(batch)
     }

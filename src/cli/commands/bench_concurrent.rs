@@ -1,0 +1,274 @@
+//! A writer and readers on one embedded store at once: a `strata ingest` process writes
+//! while this process runs the explorer's reads and recalls, and a watcher polls the store's
+//! generation as the live explorer does. Each is measured alone first.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, eyre};
+use serde::Serialize;
+
+use super::bench::{fill, scratch_dir};
+use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use crate::cli::context::{Context, progress_printer};
+use crate::cli::output::print_json;
+use strata::embed::{Embedder, HashEmbedder};
+use strata::model::{AsOf, EntityKey};
+use strata::recall::{FusionPolicy, LegSet, RecallRequest, RecallStack, StackOptions};
+use strata::store::embedded::EmbeddedStore;
+use strata::store::{MemoryStore, TimelineQuery};
+
+/// How often the live explorer asks the embedded store whether anything changed.
+const POLL: Duration = Duration::from_millis(250);
+const FILE_RECORDS: usize = 1000;
+
+#[derive(Serialize)]
+struct ConcurrentBench {
+    episodes: usize,
+    writes: usize,
+    writer_alone_episodes_per_s: f64,
+    writer_with_readers_episodes_per_s: f64,
+    writer_ratio: f64,
+    reader_alone_ms: Percentiles,
+    reader_with_writer_ms: Percentiles,
+    reader_p95_ratio: f64,
+    reader_rounds_with_writer: usize,
+    commit_to_visible_ms: Percentiles,
+    poll_interval_ms: u64,
+    targets: Targets,
+    meets_targets: bool,
+}
+
+#[derive(Serialize)]
+struct Targets {
+    writer_ratio_min: f64,
+    reader_p95_ratio_max: f64,
+    commit_to_visible_p95_ms_max: f64,
+}
+
+pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()?;
+    let mut results = Vec::new();
+    for &n in sizes {
+        let tmp = scratch_dir(dir)?;
+        let data = tmp.path().join("data");
+        eprintln!("bench concurrent: {n} episodes, then {writes} more written twice");
+        let store = Arc::new(EmbeddedStore::open(&data)?);
+        fill(ctx, store.as_ref(), n, 10_000)?;
+        let mut progress = progress_printer("  indexing");
+        let stack = RecallStack::open(
+            store.clone(),
+            Ok(Arc::new(HashEmbedder::default()) as Arc<dyn Embedder>),
+            &StackOptions {
+                index_dir: data.join("index"),
+                sync: true,
+                vectors: Default::default(),
+            },
+            &mut progress,
+        );
+        let alone_files = write_files(tmp.path(), "alone", n, writes)?;
+        let with_files = write_files(tmp.path(), "with", n + writes, writes)?;
+
+        let reader_alone = reader_rounds(ctx, &runtime, store.as_ref(), &stack, Some(200), None)?;
+        eprintln!("  writer alone");
+        let alone = run_writer(ctx.now, &data, &alone_files)?;
+        eprintln!("  writer with readers and a watcher");
+        let busy = Arc::new(AtomicBool::new(true));
+        let watcher = spawn_watcher(store.clone(), busy.clone());
+        let writer = {
+            let ctx_now = ctx.now;
+            let data = data.clone();
+            let files = with_files.clone();
+            std::thread::spawn(move || run_writer(ctx_now, &data, &files))
+        };
+        let reader_with =
+            reader_rounds(ctx, &runtime, store.as_ref(), &stack, None, Some(&writer))?;
+        let with = writer
+            .join()
+            .map_err(|_| eyre!("the writer thread panicked"))??;
+        busy.store(false, Ordering::Release);
+        let seen = watcher
+            .join()
+            .map_err(|_| eyre!("the watcher thread panicked"))?;
+        let mut visible = Vec::new();
+        for (generation, committed) in with.commits.iter().enumerate() {
+            let wanted = with.first_generation + generation as u64 + 1;
+            if let Some((_, at)) = seen
+                .iter()
+                .find(|(g, at)| *g >= wanted && *at >= *committed)
+            {
+                visible.push(at.duration_since(*committed).as_secs_f64() * 1e3);
+            }
+        }
+        let (alone_rate, with_rate) = (writes as f64 / alone.seconds, writes as f64 / with.seconds);
+        let rounds = reader_with.len();
+        let reader_alone = percentiles(reader_alone);
+        let reader_with = percentiles(reader_with);
+        let visible = percentiles(visible);
+        let targets = Targets {
+            writer_ratio_min: 0.8,
+            reader_p95_ratio_max: 2.0,
+            commit_to_visible_p95_ms_max: 1000.0,
+        };
+        let writer_ratio = with_rate / alone_rate;
+        let reader_ratio = reader_with.p95 / reader_alone.p95.max(f64::EPSILON);
+        let meets = writer_ratio >= targets.writer_ratio_min
+            && reader_ratio <= targets.reader_p95_ratio_max
+            && visible.p95 <= targets.commit_to_visible_p95_ms_max;
+        results.push(ConcurrentBench {
+            episodes: n,
+            writes,
+            writer_alone_episodes_per_s: alone_rate,
+            writer_with_readers_episodes_per_s: with_rate,
+            writer_ratio,
+            reader_alone_ms: reader_alone,
+            reader_with_writer_ms: reader_with,
+            reader_p95_ratio: reader_ratio,
+            reader_rounds_with_writer: rounds,
+            commit_to_visible_ms: visible,
+            poll_interval_ms: POLL.as_millis() as u64,
+            targets,
+            meets_targets: meets,
+        });
+    }
+    print_json(&serde_json::json!({ "bench": "concurrent", "results": results }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `writes` synthetic records from `first` on, in files of [`FILE_RECORDS`] (one batch each).
+fn write_files(dir: &Path, name: &str, first: usize, writes: usize) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let mut start = first;
+    while start < first + writes {
+        let end = (start + FILE_RECORDS).min(first + writes);
+        let path = dir.join(format!("{name}-{start}.ndjson"));
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path)?);
+        for i in start..end {
+            serde_json::to_writer(&mut f, &strata::synthetic::record(i))?;
+            f.write_all(b"\n")?;
+        }
+        f.flush()?;
+        files.push(path);
+        start = end;
+    }
+    Ok(files)
+}
+
+struct WriterRun {
+    seconds: f64,
+    /// When each file's commit was reported, in order.
+    commits: Vec<Instant>,
+    first_generation: u64,
+}
+
+/// Runs `strata ingest` over the files in a child process, noting when each commit lands.
+fn run_writer(now: strata::model::Timestamp, data: &Path, files: &[PathBuf]) -> Result<WriterRun> {
+    let first_generation = EmbeddedStore::open(data)?.generation()?;
+    let started = Instant::now();
+    let mut child = Command::new(std::env::current_exe()?)
+        .arg("--data")
+        .arg(data)
+        .args(["--now", &now.to_rfc3339(), "ingest", "--no-index"])
+        .args(files)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| eyre!("no stderr from the writer"))?;
+    let mut commits = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        if line?.ends_with("committed") {
+            commits.push(Instant::now());
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        return Err(eyre!("the writer failed: {status}"));
+    }
+    Ok(WriterRun {
+        seconds: started.elapsed().as_secs_f64(),
+        commits,
+        first_generation,
+    })
+}
+
+/// What the live explorer does: poll the generation and, on a change, read the newest page.
+fn spawn_watcher(
+    store: Arc<EmbeddedStore>,
+    busy: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<Vec<(u64, Instant)>> {
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut last = store.generation().unwrap_or(0);
+        while busy.load(Ordering::Acquire) {
+            std::thread::sleep(POLL);
+            let Ok(generation) = store.generation() else {
+                continue;
+            };
+            if generation != last {
+                let page = store.timeline(&TimelineQuery {
+                    limit: 200,
+                    ..TimelineQuery::default()
+                });
+                if page.is_ok() {
+                    seen.push((generation, Instant::now()));
+                    last = generation;
+                }
+            }
+        }
+        seen
+    })
+}
+
+/// The explorer's reads for one selection (timeline page, the episode's facts, lineage and
+/// lesson) and one recall, timed together; `rounds` of them, or until `writer` finishes.
+fn reader_rounds(
+    ctx: &Context,
+    runtime: &tokio::runtime::Runtime,
+    store: &dyn MemoryStore,
+    stack: &RecallStack,
+    rounds: Option<usize>,
+    writer: Option<&std::thread::JoinHandle<Result<WriterRun>>>,
+) -> Result<Vec<f64>> {
+    let mut times = Vec::new();
+    let mut round = 0;
+    loop {
+        if rounds.is_some_and(|r| round >= r) || writer.is_some_and(|w| w.is_finished()) {
+            return Ok(times);
+        }
+        let (text, entity) = QUERIES[round % QUERIES.len()];
+        let t0 = Instant::now();
+        let page = store.timeline(&TimelineQuery {
+            offset: (round * 37) % 5000,
+            limit: 200,
+            ..TimelineQuery::default()
+        })?;
+        if let Some(e) = page.first() {
+            let fp = &e.incident_fingerprint;
+            store.facts(fp)?;
+            store.supersedes(fp)?;
+            store.superseded_by(fp)?;
+            store.lesson(fp)?;
+        }
+        let request = RecallRequest {
+            text: text.to_string(),
+            entities: vec![entity.parse::<EntityKey>()?],
+            as_of: AsOf::now(ctx.now),
+            k: 10,
+            legs: LegSet::ALL,
+            fusion: FusionPolicy::Rrf,
+        };
+        runtime.block_on(stack.engine.recall(&request));
+        times.push(t0.elapsed().as_secs_f64() * 1e3);
+        round += 1;
+    }
+}
