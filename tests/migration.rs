@@ -44,7 +44,7 @@ fn i64s(b: &[u8]) -> Vec<i64> {
 
 /// Writes the rows of a shared-layout store as the schema-1 redb store held them (the table
 /// definitions of Strata before the shared layout).
-fn write_legacy(path: &Path, rows: &std::collections::BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>>) {
+fn write_legacy(path: &Path, rows: &RawTables) {
     let db = redb::Database::create(path).unwrap();
     let txn = db.begin_write().unwrap();
     {

@@ -135,8 +135,13 @@ impl Context {
     /// Logs go to `strata.log` in the data directory, never to the terminal.
     pub fn init_logging(&self) -> Option<WorkerGuard> {
         std::fs::create_dir_all(&self.data_dir).ok()?;
-        let appender = tracing_appender::rolling::never(&self.data_dir, "strata.log");
-        let (writer, guard) = tracing_appender::non_blocking(appender);
+        // A data directory on a read-only filesystem gets no log, not a crash.
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.data_dir.join("strata.log"))
+            .ok()?;
+        let (writer, guard) = tracing_appender::non_blocking(file);
         let filter = tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG")
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
         tracing_subscriber::fmt()

@@ -172,11 +172,11 @@ pub fn raw_lmdb_edit(env_dir: &Path, table: &str, edit: impl FnOnce(RawDb, &mut 
     txn.commit().unwrap();
 }
 
+/// Each table's rows, as raw bytes.
+pub type RawTables = std::collections::BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>>;
+
 /// Every row of every named table of an LMDB environment, as raw bytes.
-pub fn raw_lmdb_dump(
-    env_dir: &Path,
-    tables: &[&str],
-) -> std::collections::BTreeMap<String, Vec<(Vec<u8>, Vec<u8>)>> {
+pub fn raw_lmdb_dump(env_dir: &Path, tables: &[&str]) -> RawTables {
     let env = unsafe {
         heed::EnvOpenOptions::new()
             .max_dbs(32)

@@ -14,14 +14,17 @@ use super::tables::{self, Db, Tables};
 use super::{backend, keys};
 use crate::store::StoreError;
 
-const BYTES_BY_STR: [(&str, fn(&Tables) -> Db); 5] = [
+/// A table of the new layout, picked from [`Tables`].
+type Pick = fn(&Tables) -> Db;
+
+const BYTES_BY_STR: [(&str, Pick); 5] = [
     ("episodes", |t| t.episodes),
     ("drafts", |t| t.drafts),
     ("lessons", |t| t.lessons),
     ("skills", |t| t.skills),
     ("code_units", |t| t.code_units),
 ];
-const BYTES_BY_BYTES: [(&str, fn(&Tables) -> Db); 3] = [
+const BYTES_BY_BYTES: [(&str, Pick); 3] = [
     ("entities", |t| t.entities),
     ("facts", |t| t.facts),
     ("supersedes", |t| t.supersedes),
