@@ -4,22 +4,29 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
     if let Err(e) = color_eyre::install() {
         eprintln!("warning: cannot install error hooks: {e}");
     }
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        // Help and version go to stdout as clap prints them.
+        Err(e) if !e.use_stderr() => e.exit(),
+        // A usage error quotes what was typed: through the terminal filter like any message.
+        Err(e) => {
+            eprint!("{}", cli::output::terminal(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
     match cli::run(args) {
         Ok(code) => code,
         Err(report) => {
-            let shown = report.to_string();
-            eprintln!("error: {}", strata::redact::redact(&shown));
+            cli::output::say!("error: {report}");
             for cause in report.chain().skip(1) {
-                let cause = cause.to_string();
-                eprintln!("  caused by: {}", strata::redact::redact(&cause));
+                cli::output::say!("  caused by: {cause}");
             }
             ExitCode::FAILURE
         }

@@ -21,6 +21,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "STRATA_NOW", value_name = "RFC3339", value_parser = parse_time)]
     pub now: Option<Timestamp>,
 
+    /// Let a write stamp a knowledge time more than 5 minutes ahead of this machine's clock
+    /// (tests and replays); without it such a write is refused
+    #[arg(long, global = true, env = "STRATA_ALLOW_FUTURE_NOW")]
+    pub allow_future_now: bool,
+
     /// Config file [default: ~/.config/strata/config.toml]
     #[arg(long, global = true, env = "STRATA_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,

@@ -24,7 +24,12 @@ pub struct Context {
     pub embedder: EmbedderConfig,
     pub store: StoreLocation,
     pub vectors: VectorLocation,
+    /// `--allow-future-now`: see [`Self::knowledge_time`].
+    pub allow_future_now: bool,
 }
+
+/// How far ahead of the wall clock a write's knowledge time may be.
+const FUTURE_SLACK_MS: i64 = 5 * 60 * 1000;
 
 impl Context {
     pub fn new(
@@ -84,7 +89,28 @@ impl Context {
             now: now.unwrap_or_else(Timestamp::now),
             config,
             embedder,
+            allow_future_now: false,
         })
+    }
+
+    /// The knowledge time a write records. Knowledge time only moves forward, so one write
+    /// stamped in the future would make every writer with a true clock fail until then: a
+    /// time more than 5 minutes ahead of this machine's clock is refused unless
+    /// `--allow-future-now` says it is meant (tests, replays).
+    pub fn knowledge_time(&self) -> Result<Timestamp> {
+        let wall = Timestamp::now();
+        if self.now.millis() > wall.millis() + FUTURE_SLACK_MS && !self.allow_future_now {
+            return Err(eyre!(
+                "refusing to write with knowledge time {}: it is {} ahead of this machine's \
+                 clock ({}), and knowledge time only moves forward, so every later write with a \
+                 true clock would be refused until then. Check --now / STRATA_NOW and the clock, \
+                 or pass --allow-future-now for a test or a replay",
+                self.now.to_rfc3339(),
+                humanize_ms(self.now.millis() - wall.millis()),
+                wall.to_rfc3339()
+            ));
+        }
+        Ok(self.now)
     }
 
     pub fn now_is_live(&self) -> bool {
@@ -120,7 +146,7 @@ impl Context {
             &mut progress,
         );
         for notice in &stack.notices {
-            eprintln!("note: {notice}");
+            super::output::say!("note: {notice}");
         }
         let mut stack = stack;
         if let Some(ms) = self.config.recall.timeout_ms {
@@ -171,5 +197,14 @@ pub fn progress_printer(label: &'static str) -> impl FnMut(u64, u64) {
                 last_decile = Some(decile);
             }
         }
+    }
+}
+
+fn humanize_ms(ms: i64) -> String {
+    let minutes = ms / 60_000;
+    match minutes {
+        m if m < 120 => format!("{m} minutes"),
+        m if m < 48 * 60 => format!("{} hours", m / 60),
+        m => format!("{} days", m / (24 * 60)),
     }
 }

@@ -4,7 +4,7 @@ mod args;
 mod commands;
 mod context;
 mod explorer;
-mod output;
+pub(crate) mod output;
 
 use std::process::ExitCode;
 
@@ -15,13 +15,14 @@ use args::Command;
 use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let ctx = Context::new(
+    let mut ctx = Context::new(
         cli.data,
         cli.now,
         cli.config,
         cli.embedder,
         (cli.store, cli.vectors),
     )?;
+    ctx.allow_future_now = cli.allow_future_now;
     let extra: Vec<(String, String)> = ctx
         .config
         .redact

@@ -17,6 +17,30 @@ pub fn safe(s: &str) -> String {
     out
 }
 
+/// A message for the terminal: secrets redacted, and every control character that data may
+/// carry (ESC, BEL, CSI, OSC, carriage returns…) shown escaped as `\u{1b}`, never emitted.
+/// Line breaks and tabs of the message itself are kept.
+pub fn terminal(s: &str) -> String {
+    let s = strata::redact::redact(s);
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `eprintln!` through [`terminal`]: what Strata says on stderr.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::cli::output::terminal(&format!($($arg)*)))
+    };
+}
+pub(crate) use say;
+
 /// At most `width` characters of terminal-safe text, with an ellipsis when cut.
 pub fn excerpt(s: &str, width: usize) -> String {
     let s = safe(s);

@@ -186,7 +186,7 @@ fn run_writer(now: strata::model::Timestamp, data: &Path, files: &[PathBuf]) -> 
         .ok_or_else(|| eyre!("no stderr from the writer"))?;
     let mut commits = Vec::new();
     for line in BufReader::new(stderr).lines() {
-        if line?.ends_with("committed") {
+        if line?.contains(": committed: ") {
             commits.push(Instant::now());
         }
     }

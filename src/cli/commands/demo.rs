@@ -3,13 +3,13 @@ use std::process::ExitCode;
 use color_eyre::eyre::Result;
 
 use crate::cli::context::Context;
-use crate::cli::output::print_json;
+use crate::cli::output::{print_json, say};
 
 pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
     let store = ctx.open_store()?;
     let report = strata::demo::seed(store.as_ref())?;
     let stack = ctx.open_recall(store);
-    eprintln!(
+    say!(
         "recall indexes: {} texts, {} vectors added ({})",
         stack.sync.text_indexed,
         stack.sync.vectors_embedded,

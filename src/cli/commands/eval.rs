@@ -6,7 +6,7 @@ use color_eyre::eyre::{Result, WrapErr};
 
 use crate::cli::args::EvalArgs;
 use crate::cli::context::{Context, progress_printer};
-use crate::cli::output::print_json;
+use crate::cli::output::{print_json, say};
 use strata::embed::{CachedEmbedder, Embedder};
 use strata::eval::{self, DatasetReport, EvalReport, LabelledQuery};
 use strata::import::postmortems::{self, KnowledgeTime};
@@ -49,7 +49,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         )));
     } else {
         let scratch = tempfile::tempdir()?;
-        eprintln!("eval: seeding the demo memory into a scratch store");
+        say!("eval: seeding the demo memory into a scratch store");
         let store = Arc::new(EmbeddedStore::open(&scratch.path().join("demo"))?);
         strata::demo::seed(store.as_ref())?;
         let stack = open_stack(store, embedder.clone(), &scratch.path().join("demo-index"));
@@ -58,7 +58,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
 
         match postmortem_dir(args.postmortems.as_deref()) {
             Some(dir) => {
-                eprintln!("eval: importing postmortems from {}", dir.display());
+                say!("eval: importing postmortems from {}", dir.display());
                 let converted =
                     postmortems::convert_dir(&dir, KnowledgeTime::AfterConclusion(DAY_MS))?;
                 let labels = eval::postmortem_labels(&converted.batch);
@@ -72,7 +72,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
                     &labels,
                 )));
             }
-            None => eprintln!(
+            None => say!(
                 "note: no postmortems found at ../shared/data/postmortems; pass --postmortems DIR for the second set"
             ),
         }
@@ -99,15 +99,19 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         })?;
         let failures = eval::gate(&base, &report);
         for f in &failures {
-            eprintln!(
+            say!(
                 "gate: {} {} {}: AC@1 {:.3} is more than 0.02 below the baseline {:.3}",
-                f.dataset, f.legs, f.fusion, f.ac1, f.baseline_ac1
+                f.dataset,
+                f.legs,
+                f.fusion,
+                f.ac1,
+                f.baseline_ac1
             );
         }
         if !failures.is_empty() {
             return Ok(ExitCode::FAILURE);
         }
-        eprintln!(
+        say!(
             "gate: no AC@1 fell more than 0.02 below {}",
             baseline.display()
         );
@@ -132,7 +136,7 @@ fn open_stack(
         &mut progress,
     );
     for n in &stack.notices {
-        eprintln!("note: {n}");
+        say!("note: {n}");
     }
     stack
 }

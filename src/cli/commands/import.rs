@@ -4,14 +4,14 @@ use color_eyre::eyre::Result;
 
 use crate::cli::args::ImportCommand;
 use crate::cli::context::Context;
-use crate::cli::output::{print_json, safe};
+use crate::cli::output::{print_json, safe, say};
 use strata::import::postmortems;
 
 pub fn run(ctx: &Context, command: &ImportCommand) -> Result<ExitCode> {
     let ImportCommand::Postmortems { dir, out } = command;
     let store = ctx.open_store()?;
-    eprintln!("importing postmortems from {}", dir.display());
-    let report = postmortems::import_dir(store.as_ref(), dir, ctx.now)?;
+    say!("importing postmortems from {}", dir.display());
+    let report = postmortems::import_dir(store.as_ref(), dir, ctx.knowledge_time()?)?;
     if out.json {
         print_json(&report)?;
         return Ok(ExitCode::SUCCESS);

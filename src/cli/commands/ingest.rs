@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cli::args::IngestArgs;
 use crate::cli::context::Context;
-use crate::cli::output::print_json;
+use crate::cli::output::{print_json, say};
 use strata::ingest::{self, IngestFailure};
 use strata::store::ApplyReport;
 
@@ -20,14 +20,15 @@ struct FileReport {
 /// Each file is validated whole, then written as one transaction; a bad file writes nothing
 /// and the files after it are not attempted.
 pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
+    let now = ctx.knowledge_time()?;
     let store = ctx.open_store()?;
     let mut reports = Vec::new();
     let total = args.files.len();
     for (n, path) in args.files.iter().enumerate() {
         let name = path.display().to_string();
-        eprintln!("[{}/{total}] {name}: validating", n + 1);
-        let result = ingest::prepare_file(path, ctx.now).and_then(|prepared| {
-            eprintln!(
+        say!("[{}/{total}] {name}: validating", n + 1);
+        let result = ingest::prepare_file(path, now).and_then(|prepared| {
+            say!(
                 "[{}/{total}] {name}: {} records valid, writing",
                 n + 1,
                 prepared.batch.items.len()
@@ -36,7 +37,7 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
         });
         match result {
             Ok((applied, duplicates)) => {
-                eprintln!(
+                say!(
                     "[{}/{total}] {name}: committed: {} new, {} unchanged",
                     n + 1,
                     applied.new_episodes,
@@ -51,9 +52,9 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
             }
             Err(IngestFailure::Invalid(errors)) => {
                 for e in &errors {
-                    eprintln!("{e}");
+                    say!("{e}");
                 }
-                eprintln!(
+                say!(
                     "{name}: rejected ({} error{}); nothing from this file was written",
                     errors.len(),
                     if errors.len() == 1 { "" } else { "s" }
@@ -65,9 +66,10 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
     }
     if !args.no_index && reports.iter().any(|r| r.applied.new_episodes > 0) {
         let stack = ctx.open_recall(store);
-        eprintln!(
+        say!(
             "recall indexes: {} texts, {} vectors added",
-            stack.sync.text_indexed, stack.sync.vectors_embedded
+            stack.sync.text_indexed,
+            stack.sync.vectors_embedded
         );
     }
     if args.out.json {

@@ -13,7 +13,7 @@ pub fn add(ctx: &Context, command: &SkillCommand) -> Result<ExitCode> {
         .wrap_err_with(|| format!("cannot read {}", file.display()))?;
     let drafts = strata::ingest::prepare_skills(&file.display().to_string(), &text)?;
     let store = ctx.open_store()?;
-    let written = store.add_skills(&drafts, ctx.now)?;
+    let written = store.add_skills(&drafts, ctx.knowledge_time()?)?;
     if out.json {
         print_json(&serde_json::json!({"skills": drafts.len(), "new_versions": written}))?;
     } else {
