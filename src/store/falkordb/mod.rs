@@ -4,6 +4,7 @@
 //! the same schema reads as-is.
 
 mod cypher;
+mod guard;
 mod params;
 mod read;
 mod rows;
