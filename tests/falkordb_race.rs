@@ -71,6 +71,10 @@ fn ingest_args(file: &Path) -> Vec<&str> {
     vec!["ingest", "--no-index", file.to_str().unwrap()]
 }
 
+fn skill_add_args(file: &Path) -> Vec<&str> {
+    vec!["skill", "add", file.to_str().unwrap()]
+}
+
 fn run(scratch: &Scratch, store: Option<&FalkorUrl>, now: &str, args: &[&str]) -> Output {
     command(&scratch.data(), store, now, args).output().unwrap()
 }
@@ -256,8 +260,8 @@ fn two_supersessions_of_one_fact_racing_one_wins_and_the_other_is_refused() {
         })
         .collect();
     let expected = [
-        embedded_rejection(&scratch, &[&prior], &closings[1], &closings[0]),
-        embedded_rejection(&scratch, &[&prior], &closings[0], &closings[1]),
+        embedded_rejection(&scratch, &[prior.as_path()], &closings[1], &closings[0]),
+        embedded_rejection(&scratch, &[prior.as_path()], &closings[0], &closings[1]),
     ];
     assert!(
         expected[0]
@@ -319,11 +323,14 @@ fn two_versions_of_the_same_skills_racing_are_both_kept() {
         .enumerate()
         .map(|(n, steps)| scratch.file(&format!("skills-{n}.ndjson"), &skills(steps)))
         .collect();
-    let add = |file: &Path| vec!["skill", "add", file.to_str().unwrap()];
     for trial in 0..5 {
         let url = graph_url("skills");
-        succeed(&scratch, Some(&url), SETUP_AT, &add(&base));
-        let runs = race(&scratch, &url, &[add(&files[0]), add(&files[1])]);
+        succeed(&scratch, Some(&url), SETUP_AT, &skill_add_args(&base));
+        let runs = race(
+            &scratch,
+            &url,
+            &[skill_add_args(&files[0]), skill_add_args(&files[1])],
+        );
         for r in &runs {
             assert!(
                 r.output.status.success(),

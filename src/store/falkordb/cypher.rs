@@ -201,8 +201,8 @@ pub const CODE_UNITS_OF_SERVICE: &str = "MATCH (u:CodeUnit {service: $service}) 
 /// The store's identity and write generation, on one node that the first write creates.
 pub const STORE_META: &str = "MATCH (m:StrataMeta {key: 'store'}) RETURN m.store_id, m.generation";
 
-/// One batch, one query: FalkorDB runs a write query atomically and one at a time per graph,
-/// so a batch lands whole or not at all. It lands only while the store is still at
+/// One batch, one query, sent in MULTI/EXEC (FalkorDB then runs it whole, with no other write in
+/// between), so a batch lands whole or not at all. It lands only while the store is still at
 /// $generation (0: no meta node yet), moving it on by one, and then returns one row; else it
 /// writes nothing and returns none. The aggregate keeps the check out of the OPTIONAL MATCH
 /// (FalkorDB 4.16 moves a `WITH m WHERE` filter into it, where a failed check yields a null

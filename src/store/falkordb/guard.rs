@@ -1,6 +1,7 @@
 //! Writers that are safe together: optimistic concurrency on the graph's meta node. A write
 //! reads the store's generation first, validates against what the graph holds then, and sends
-//! one query that writes only if the generation is still the one it read, moving it on by one.
+//! one query that writes only if the generation is still the one it read, moving it on by one
+//! (run exclusively, see [`FalkorStore::query_exclusively`], so the check and the write are one).
 //! A writer that finds the graph moved on validates again, so a real conflict is refused with
 //! the rules' own message; a writer that dies holds nothing, so it blocks no one.
 
@@ -53,7 +54,11 @@ impl FalkorStore {
                 "store_id",
                 Param::Str(crate::store::embedded::new_store_id()),
             ));
-            if self.query(cypher::WRITE_BATCH, &params)?.first().is_some() {
+            if self
+                .query_exclusively(cypher::WRITE_BATCH, &params)?
+                .first()
+                .is_some()
+            {
                 return Ok(outcome);
             }
             tracing::info!(
