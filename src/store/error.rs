@@ -28,6 +28,12 @@ pub enum StoreError {
         supported: u32,
         written_by: String,
     },
+    /// Other writers changed the store between this writer's checks and its write, every time.
+    #[error(
+        "gave up writing to {store}: other writers changed it during each of {attempts} attempts \
+         to check and write this batch; nothing of it was written (run it again)"
+    )]
+    Contended { store: String, attempts: u32 },
     #[error("store backend error: {0}")]
     Backend(String),
     #[error("corrupt record in {table} at key {key:?}: {message}")]

@@ -18,6 +18,7 @@ use heed::{RoTxn, RwTxn, WithoutTls};
 
 use super::StoreError;
 use crate::lmdb::{self, SharedEnv, WriterLock};
+pub(crate) use tables::new_store_id;
 use tables::{SCHEMA_VERSION, Tables};
 
 /// The store's directory inside the data directory.

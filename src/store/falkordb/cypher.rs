@@ -198,10 +198,21 @@ pub const CODE_UNITS_BY_REF: &str = "UNWIND $keys AS ref MATCH (u:CodeUnit {embe
 pub const CODE_UNITS_OF_SERVICE: &str = "MATCH (u:CodeUnit {service: $service}) \
      RETURN u.repo, u.path, u.service, u.embedding_ref ORDER BY u.embedding_ref";
 
-/// One batch, one query: FalkorDB runs a query atomically, so a batch lands whole or not at
-/// all. Every write is a MERGE on a natural key (rerunning a batch changes nothing) or a SET
-/// that closes an interval; there is no DELETE.
+/// The store's identity and write generation, on one node that the first write creates.
+pub const STORE_META: &str = "MATCH (m:StrataMeta {key: 'store'}) RETURN m.store_id, m.generation";
+
+/// One batch, one query, sent in MULTI/EXEC (FalkorDB then runs it whole, with no other write in
+/// between), so a batch lands whole or not at all. It lands only while the store is still at
+/// $generation (0: no meta node yet), moving it on by one, and then returns one row; else it
+/// writes nothing and returns none. The aggregate keeps the check out of the OPTIONAL MATCH
+/// (FalkorDB 4.16 moves a `WITH m WHERE` filter into it, where a failed check yields a null
+/// row instead of none). Every write is a MERGE on a natural key (rerunning a batch changes
+/// nothing) or a SET that closes an interval or counts a generation; there is no DELETE.
 pub const WRITE_BATCH: &str = "\
+OPTIONAL MATCH (m:StrataMeta {key: 'store'}) WITH coalesce(max(m.generation), 0) AS seen \
+  WHERE seen = $generation \
+MERGE (meta:StrataMeta {key: 'store'}) ON CREATE SET meta.store_id = $store_id, meta.generation = 0 \
+SET meta.generation = meta.generation + 1 \
 FOREACH (x IN $episodes | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
   ON CREATE SET e.summary_nl = x.summary, e.resolution_nl = x.resolution, e.concluded_at = x.concluded, \
   e.t_valid = x.tv, e.ingested_at = x.at, e.source = x.source, e.status = x.status, e.confidence_score = x.conf) \
@@ -228,7 +239,8 @@ FOREACH (x IN $lineage | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
 FOREACH (x IN $skills | MERGE (k:Skill {name: x.name, version: x.version}) \
   ON CREATE SET k.recorded_at = x.at, k.body = x.body) \
 FOREACH (x IN $code_units | MERGE (u:CodeUnit {embedding_ref: x.ref}) \
-  ON CREATE SET u.repo = x.repo, u.path = x.path, u.service = x.service)";
+  ON CREATE SET u.repo = x.repo, u.path = x.path, u.service = x.service) \
+RETURN meta.generation";
 
 /// Hop 1 of the graph walk: episodes with a valid fact about a seed, and how many seeds.
 pub const WALK_HOP1: &str = concat!(
@@ -340,7 +352,9 @@ mod tests {
         }
     }
 
-    /// Every label and relationship type a template spells is one of the model's.
+    /// Every label and relationship type a template spells is one of the model's, or one of
+    /// the two nodes Strata keeps about the graph itself: the store's meta node and the
+    /// vector index's.
     #[test]
     fn labels_and_types_come_from_the_model() {
         let allowed = [
@@ -352,6 +366,7 @@ mod tests {
             "Skill",
             "CodeUnit",
             "StrataVectorIndex",
+            "StrataMeta",
         ];
         let text = templates();
         let mut seen = 0;

@@ -4,6 +4,7 @@
 //! the same schema reads as-is.
 
 mod cypher;
+mod guard;
 mod params;
 mod read;
 mod rows;
@@ -107,13 +108,23 @@ impl FalkorStore {
         }
     }
 
-    /// Sends one command on the store's runtime and waits for it on this thread (never from
-    /// inside an async task: store calls run on blocking threads).
     fn send(&self, cmd: redis::Cmd) -> Result<redis::Value, StoreError> {
-        let mut connection = self.connection.clone();
+        self.send_with(move |mut connection| async move {
+            cmd.query_async::<redis::Value>(&mut connection).await
+        })
+    }
+
+    /// Runs one request on the store's runtime and waits for it on this thread (never from
+    /// inside an async task: store calls run on blocking threads).
+    fn send_with<F, Fut>(&self, request: F) -> Result<redis::Value, StoreError>
+    where
+        F: FnOnce(ConnectionManager) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = redis::RedisResult<redis::Value>> + Send + 'static,
+    {
+        let connection = self.connection.clone();
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.runtime.spawn(async move {
-            let reply = cmd.query_async::<redis::Value>(&mut connection).await;
+            let reply = request(connection).await;
             let _ = tx.send(reply);
         });
         match rx.recv() {
@@ -135,6 +146,32 @@ impl FalkorStore {
         self.run(template, params)
     }
 
+    /// Runs a write query inside MULTI/EXEC, so FalkorDB runs it whole on the server's main
+    /// thread: nothing else commits between its reads and its writes. (Outside a transaction,
+    /// two write queries on one graph interleave their reads with each other's commits.)
+    pub(crate) fn query_exclusively(
+        &self,
+        template: &'static str,
+        params: &[(&'static str, Param)],
+    ) -> Result<Rows, StoreError> {
+        if !self.schema_ready.load(Ordering::Acquire) {
+            self.ensure_schema()?;
+        }
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("GRAPH.QUERY")
+            .arg(&self.url.graph)
+            .arg(params::with_params(template, params));
+        let reply = self.send_with(move |mut connection| async move {
+            pipe.query_async::<redis::Value>(&mut connection).await
+        })?;
+        let reply = match reply {
+            redis::Value::Array(mut replies) if replies.len() == 1 => replies.remove(0),
+            other => other,
+        };
+        self.rows(template, reply)
+    }
+
     fn run(
         &self,
         template: &'static str,
@@ -144,6 +181,10 @@ impl FalkorStore {
         let mut cmd = redis::cmd("GRAPH.QUERY");
         cmd.arg(&self.url.graph).arg(text);
         let reply = self.send(cmd)?;
+        self.rows(template, reply)
+    }
+
+    fn rows(&self, template: &'static str, reply: redis::Value) -> Result<Rows, StoreError> {
         Rows::from_reply(reply).map_err(|e| {
             StoreError::Backend(format!(
                 "FalkorDB at {}: {e} (query: {})",

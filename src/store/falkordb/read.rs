@@ -348,12 +348,11 @@ impl MemoryStore for FalkorStore {
     }
 
     fn identity(&self) -> Result<Option<String>, StoreError> {
-        Ok(None)
+        Ok(self.store_meta()?.map(|m| m.store_id))
     }
 
     fn generation(&self) -> Result<u64, StoreError> {
-        let s = self.stats()?;
-        Ok(s.episodes + s.supersedes + s.invalidated_edges)
+        Ok(self.store_meta()?.map_or(0, |m| m.generation))
     }
 
     fn check(&self) -> Result<IntegrityReport, StoreError> {

@@ -1,5 +1,6 @@
 //! Batches: validated here against what the graph holds (the same rules as the embedded
-//! store), then written by one atomic query. A rejected batch sends no write at all.
+//! store), then written by one atomic query, guarded against other writers (see [`super::guard`]).
+//! A rejected batch sends no write at all.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -16,7 +17,7 @@ type FactKey = (String, Relation, EntityKey);
 
 /// What one batch will write, as the parameters of [`cypher::WRITE_BATCH`].
 #[derive(Default)]
-struct Plan {
+pub(super) struct Plan {
     episodes: Vec<Param>,
     entities: Vec<Param>,
     mentions: Vec<Param>,
@@ -29,7 +30,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         [
             &self.episodes,
             &self.entities,
@@ -45,7 +46,7 @@ impl Plan {
         .all(|l| l.is_empty())
     }
 
-    fn params(self) -> Vec<(&'static str, Param)> {
+    pub(super) fn params(self) -> Vec<(&'static str, Param)> {
         vec![
             ("episodes", Param::List(self.episodes)),
             ("entities", Param::List(self.entities)),
@@ -219,6 +220,10 @@ impl FalkorStore {
     }
 
     pub(super) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+        self.write_guarded(|| self.plan_batch(batch))
+    }
+
+    fn plan_batch(&self, batch: &WriteBatch) -> Result<(Plan, ApplyReport), StoreError> {
         let mut known = self.read_known(batch)?;
         let mut plan = Plan::default();
         let mut report = ApplyReport::default();
@@ -248,10 +253,7 @@ impl FalkorStore {
                 }
             }
         }
-        if !plan.is_empty() {
-            self.query(cypher::WRITE_BATCH, &plan.params())?;
-        }
-        Ok(report)
+        Ok((plan, report))
     }
 
     pub(super) fn add_skill_versions(
@@ -259,27 +261,26 @@ impl FalkorStore {
         drafts: &[SkillDraft],
         recorded_at: Timestamp,
     ) -> Result<usize, StoreError> {
-        rules::skills_recorded_at(recorded_at, self.high_water()?)?;
-        let names = distinct(drafts.iter().map(|d| d.name.clone()));
-        let mut latest: HashMap<String, Skill> = self
-            .latest_skills(&names)?
-            .into_iter()
-            .map(|s| (s.name.clone(), s))
-            .collect();
-        let mut plan = Plan::default();
-        for draft in drafts {
-            let previous = latest.get(&draft.name);
-            let Some(next) = Skill::next_if_changed(previous, draft, None, recorded_at) else {
-                continue;
-            };
-            plan.skill(&next)?;
-            latest.insert(next.name.clone(), next);
-        }
-        let written = plan.skills.len();
-        if written > 0 {
-            self.query(cypher::WRITE_BATCH, &plan.params())?;
-        }
-        Ok(written)
+        self.write_guarded(|| {
+            rules::skills_recorded_at(recorded_at, self.high_water()?)?;
+            let names = distinct(drafts.iter().map(|d| d.name.clone()));
+            let mut latest: HashMap<String, Skill> = self
+                .latest_skills(&names)?
+                .into_iter()
+                .map(|s| (s.name.clone(), s))
+                .collect();
+            let mut plan = Plan::default();
+            for draft in drafts {
+                let previous = latest.get(&draft.name);
+                let Some(next) = Skill::next_if_changed(previous, draft, None, recorded_at) else {
+                    continue;
+                };
+                plan.skill(&next)?;
+                latest.insert(next.name.clone(), next);
+            }
+            let written = plan.skills.len();
+            Ok((plan, written))
+        })
     }
 }
 
