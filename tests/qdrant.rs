@@ -67,7 +67,10 @@ fn stack(store: Arc<dyn MemoryStore>, index_dir: &std::path::Path, url: &str) ->
 }
 
 fn store_id(store: &dyn MemoryStore) -> String {
-    store.identity().unwrap().expect("a written store has an identity")
+    store
+        .identity()
+        .unwrap()
+        .expect("a written store has an identity")
 }
 
 fn fingerprints(r: &RecallResponse) -> Vec<String> {
@@ -89,13 +92,24 @@ fn the_collection_is_made_on_first_use_and_refuses_another_shape() {
     let raw = qdrant::Raw::new(&url);
     assert!(!raw.exists(&name));
     let s = stack(store.clone(), &dir.path().join("index"), &url);
-    assert!(s.notices.iter().all(|n| !n.contains("unavailable")), "{:?}", s.notices);
+    assert!(
+        s.notices.iter().all(|n| !n.contains("unavailable")),
+        "{:?}",
+        s.notices
+    );
     assert_eq!(s.vectors.as_ref().unwrap().count().unwrap(), 300);
     assert_eq!(s.sync.vectors_embedded, 300);
 
     let info = raw.info(&name);
     let params = info.config.as_ref().unwrap().params.as_ref().unwrap();
-    match params.vectors_config.as_ref().unwrap().config.as_ref().unwrap() {
+    match params
+        .vectors_config
+        .as_ref()
+        .unwrap()
+        .config
+        .as_ref()
+        .unwrap()
+    {
         qdrant_client::qdrant::vectors_config::Config::Params(p) => {
             assert_eq!(p.size, 384);
             assert_eq!(p.distance, qdrant_client::qdrant::Distance::Cosine as i32);
@@ -118,13 +132,20 @@ fn the_collection_is_made_on_first_use_and_refuses_another_shape() {
     assert_eq!(meta["watermark"].as_integer(), Some(watermark as i64));
     assert!(watermark > 0);
 
-    let e = QdrantVectors::open(&url, "hash-v1", 8, &id).err().unwrap().to_string();
+    let e = QdrantVectors::open(&url, "hash-v1", 8, &id)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains(&name), "{e}");
     assert!(e.contains("holds 384-dimensional Cosine vectors"), "{e}");
     assert!(e.contains("needs 8-dimensional Cosine vectors"), "{e}");
 
     let foreign = format!("dot-{}", std::process::id());
-    raw.create(&collection_name("hash-v1", &foreign), 384, qdrant_client::qdrant::Distance::Dot);
+    raw.create(
+        &collection_name("hash-v1", &foreign),
+        384,
+        qdrant_client::qdrant::Distance::Dot,
+    );
     let e = QdrantVectors::open(&url, "hash-v1", 384, &foreign)
         .err()
         .unwrap()
@@ -168,7 +189,16 @@ fn creating_one_collection_at_once_with_two_embedders_leaves_one_and_a_refusal()
             "trial {trial}: {refusal}"
         );
         let info = raw.info(&collection_name("hash-v1", &id));
-        match info.config.unwrap().params.unwrap().vectors_config.unwrap().config.unwrap() {
+        match info
+            .config
+            .unwrap()
+            .params
+            .unwrap()
+            .vectors_config
+            .unwrap()
+            .config
+            .unwrap()
+        {
             qdrant_client::qdrant::vectors_config::Config::Params(p) => {
                 assert_eq!(p.size, won[0] as u64)
             }
@@ -197,7 +227,8 @@ fn catch_up_embeds_only_what_is_missing() {
         .map(|(_, e)| e.incident_fingerprint)
         .collect();
     drop(first);
-    qdrant::Raw::new(&url).delete_points(&name, &lost.iter().map(String::as_str).collect::<Vec<_>>());
+    qdrant::Raw::new(&url)
+        .delete_points(&name, &lost.iter().map(String::as_str).collect::<Vec<_>>());
     ingest_at(
         store.as_ref(),
         &[record("INC-LATE", "2026-11-30T10:00:00Z")],
@@ -266,15 +297,27 @@ fn a_killed_qdrant_fails_the_leg_open_and_the_leg_recovers_on_its_own() {
     let store = demo_store(dir.path());
     let s = stack(store, &dir.path().join("index"), &server.url());
     let rt = runtime();
-    let q = request("postgres disk full, pg_wal grew", &["service:postgres"], "2026-12-01T00:00:00Z");
+    let q = request(
+        "postgres disk full, pg_wal grew",
+        &["service:postgres"],
+        "2026-12-01T00:00:00Z",
+    );
     let before = rt.block_on(s.engine.recall(&q));
-    assert_eq!(before.legs.semantic.status, LegStatus::Ok, "{:?}", before.legs.semantic);
+    assert_eq!(
+        before.legs.semantic.status,
+        LegStatus::Ok,
+        "{:?}",
+        before.legs.semantic
+    );
 
     server.kill();
     let down = rt.block_on(s.engine.recall(&q));
     assert_ne!(down.legs.semantic.status, LegStatus::Ok);
     let reason = down.legs.semantic.error.clone().unwrap_or_default();
-    assert!(reason.contains(&format!("127.0.0.1:{}", server.grpc_port)), "{reason}");
+    assert!(
+        reason.contains(&format!("127.0.0.1:{}", server.grpc_port)),
+        "{reason}"
+    );
     assert_eq!(down.legs.bm25.status, LegStatus::Ok);
     assert_eq!(down.legs.graph.status, LegStatus::Ok);
     assert!(!down.results.is_empty());
@@ -286,7 +329,11 @@ fn a_killed_qdrant_fails_the_leg_open_and_the_leg_recovers_on_its_own() {
         if r.legs.semantic.status == LegStatus::Ok {
             break r;
         }
-        assert!(Instant::now() < deadline, "never recovered: {:?}", r.legs.semantic);
+        assert!(
+            Instant::now() < deadline,
+            "never recovered: {:?}",
+            r.legs.semantic
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(fingerprints(&again), fingerprints(&before));
@@ -309,9 +356,18 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
     let store = demo_store(dir.path());
     let s = stack(store, &dir.path().join("index"), &server.url());
     let rt = runtime();
-    let q = request("certificate expired on every hostname", &["service:caddy"], "2026-12-01T00:00:00Z");
+    let q = request(
+        "certificate expired on every hostname",
+        &["service:caddy"],
+        "2026-12-01T00:00:00Z",
+    );
     let before = rt.block_on(s.engine.recall(&q));
-    assert_eq!(before.legs.semantic.status, LegStatus::Ok, "{:?}", before.legs.semantic);
+    assert_eq!(
+        before.legs.semantic.status,
+        LegStatus::Ok,
+        "{:?}",
+        before.legs.semantic
+    );
     let threads_before = threads();
 
     server.pause(true);
@@ -332,7 +388,10 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
     }
     assert!(refused > 0, "no search was refused while two were waiting");
     let grown = threads().saturating_sub(threads_before);
-    assert!(grown <= 4, "{grown} more threads after 16 recalls against a stopped server");
+    assert!(
+        grown <= 4,
+        "{grown} more threads after 16 recalls against a stopped server"
+    );
 
     server.pause(false);
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -342,7 +401,11 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
             assert_eq!(fingerprints(&r), fingerprints(&before));
             break;
         }
-        assert!(Instant::now() < deadline, "never recovered: {:?}", r.legs.semantic);
+        assert!(
+            Instant::now() < deadline,
+            "never recovered: {:?}",
+            r.legs.semantic
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }

@@ -26,7 +26,10 @@ struct Subject {
 
 /// The three vector stores, each over a store that `fill` wrote: local and Qdrant over an
 /// embedded store, FalkorDB's index over a FalkorDB graph. None when there is no Qdrant.
-fn subjects(name: &str, fill: &dyn Fn(&dyn MemoryStore)) -> Option<(tempfile::TempDir, Vec<Subject>)> {
+fn subjects(
+    name: &str,
+    fill: &dyn Fn(&dyn MemoryStore),
+) -> Option<(tempfile::TempDir, Vec<Subject>)> {
     let Some(qdrant_url) = common::qdrant::url() else {
         common::qdrant::skipping(name);
         return None;
@@ -210,11 +213,20 @@ fn demo_recall_rankings_agree_under_both_fusion_policies() {
         .build()
         .unwrap();
     let queries: [(&str, &[&str]); 5] = [
-        ("pgbouncer pool exhausted, postgres says too many connections", &[]),
+        (
+            "pgbouncer pool exhausted, postgres says too many connections",
+            &[],
+        ),
         ("certificate expired on every hostname", &["service:caddy"]),
         ("disk full on the database host", &[]),
-        ("authelia login loop after config change", &["service:authelia"]),
-        ("qdrant rejects vectors after a model upgrade", &["service:qdrant"]),
+        (
+            "authelia login loop after config change",
+            &["service:authelia"],
+        ),
+        (
+            "qdrant rejects vectors after a model upgrade",
+            &["service:qdrant"],
+        ),
     ];
     let transcripts: Vec<(&str, String)> = subjects
         .iter()
@@ -244,9 +256,12 @@ fn demo_recall_rankings_agree_under_both_fusion_policies() {
                             let rows: Vec<String> = r
                                 .results
                                 .iter()
-                                .map(|x| format!("{} {:?} {:.6}", x.fingerprint, x.per_leg, x.rrf_score))
+                                .map(|x| {
+                                    format!("{} {:?} {:.6}", x.fingerprint, x.per_leg, x.rrf_score)
+                                })
                                 .collect();
-                            writeln!(out, "{text} {at} {fusion:?} {}: {rows:#?}", legs.name()).unwrap();
+                            writeln!(out, "{text} {at} {fusion:?} {}: {rows:#?}", legs.name())
+                                .unwrap();
                         }
                     }
                 }

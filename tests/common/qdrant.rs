@@ -112,14 +112,15 @@ fn http_root_answers(port: u16) -> bool {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s
-        .write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    if s.write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
         .is_err()
     {
         return false;
     }
     let mut head = [0u8; 12];
-    std::io::Read::read_exact(&mut s, &mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
+    std::io::Read::read_exact(&mut s, &mut head).is_ok()
+        && head.starts_with(b"HTTP/1.")
+        && &head[9..12] == b"200"
 }
 
 /// The suite's shared server URL, or None (after saying so once) when there is no Qdrant.
@@ -196,13 +197,20 @@ impl Raw {
             .unwrap()
     }
 
-    pub fn create(&self, collection: &str, dimension: u64, distance: qdrant_client::qdrant::Distance) {
+    pub fn create(
+        &self,
+        collection: &str,
+        dimension: u64,
+        distance: qdrant_client::qdrant::Distance,
+    ) {
         use qdrant_client::qdrant::{CreateCollectionBuilder, VectorParamsBuilder};
         self.runtime
-            .block_on(self.client.create_collection(
-                CreateCollectionBuilder::new(collection)
-                    .vectors_config(VectorParamsBuilder::new(dimension, distance)),
-            ))
+            .block_on(
+                self.client.create_collection(
+                    CreateCollectionBuilder::new(collection)
+                        .vectors_config(VectorParamsBuilder::new(dimension, distance)),
+                ),
+            )
             .unwrap();
     }
 
@@ -213,11 +221,13 @@ impl Raw {
             .map(|f| strata::index::qdrant::point_id(f).to_string().into())
             .collect();
         self.runtime
-            .block_on(self.client.delete_points(
-                DeletePointsBuilder::new(collection)
-                    .points(PointsIdsList { ids })
-                    .wait(true),
-            ))
+            .block_on(
+                self.client.delete_points(
+                    DeletePointsBuilder::new(collection)
+                        .points(PointsIdsList { ids })
+                        .wait(true),
+                ),
+            )
             .unwrap();
     }
 }

@@ -70,8 +70,8 @@ pub fn compare_qdrant(
 ) -> Result<ServerVectors> {
     let id = store_identity(store).map_err(|e| eyre!("{e}"))?;
     let t0 = Instant::now();
-    let qdrant =
-        QdrantVectors::open(url, embedder.model(), embedder.dimension(), &id).map_err(|e| eyre!("{e}"))?;
+    let qdrant = QdrantVectors::open(url, embedder.model(), embedder.dimension(), &id)
+        .map_err(|e| eyre!("{e}"))?;
     let mut progress = crate::cli::context::progress_printer("  qdrant");
     sync_vectors(store, &qdrant, embedder, &mut progress).map_err(|e| eyre!("{e}"))?;
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -94,7 +94,11 @@ pub fn compare_qdrant(
         wanted += exact.len();
         found += exact.iter().filter(|f| approx.contains(f)).count();
     }
-    let recall = if wanted == 0 { 1.0 } else { found as f64 / wanted as f64 };
+    let recall = if wanted == 0 {
+        1.0
+    } else {
+        found as f64 / wanted as f64
+    };
     let backend = format!("Qdrant collection {}", qdrant.collection());
     qdrant.drop_collection().map_err(|e| eyre!("{e}"))?;
     let semantic_ms = percentiles(server_ms);

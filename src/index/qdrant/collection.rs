@@ -121,7 +121,9 @@ impl Recorded {
             dimension: int(DIMENSION),
             store_id: text(STORE),
             text_version: int(TEXT),
-            watermark: int(WATERMARK).and_then(|w| u64::try_from(w).ok()).unwrap_or(0),
+            watermark: int(WATERMARK)
+                .and_then(|w| u64::try_from(w).ok())
+                .unwrap_or(0),
         }
     }
 

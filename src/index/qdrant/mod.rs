@@ -27,8 +27,8 @@ use qdrant_client::{Qdrant, QdrantError};
 use super::IndexError;
 use super::vectors::{Scored, VectorRow, dot};
 use crate::model::AsOf;
-pub use collection::{collection_name, point_id};
 use collection::{FILTERED, FINGERPRINT, Recorded};
+pub use collection::{collection_name, point_id};
 pub use endpoint::DEFAULT_PORT;
 use endpoint::{SCHEME, parse_url};
 
@@ -451,9 +451,9 @@ impl QdrantVectors {
             "cannot read the collection",
             self.client.collection_info(self.collection.as_str()),
         )?;
-        Ok(info.result.is_some_and(|r| {
-            r.status == qdrant_client::qdrant::CollectionStatus::Green as i32
-        }))
+        Ok(info
+            .result
+            .is_some_and(|r| r.status == qdrant_client::qdrant::CollectionStatus::Green as i32))
     }
 
     /// Deletes the collection: for benchmarks and tests that made a scratch one.
