@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+
 use crate::learning::Lesson;
 use serde::Serialize;
 
@@ -125,7 +127,8 @@ pub fn sync_text(
     Ok(indexed)
 }
 
-/// Brings the vector index up to the store's ingest log, embedding in batches.
+/// Brings the vector index up to the store's ingest log, embedding in batches only the
+/// episodes it does not hold yet.
 pub fn sync_vectors(
     store: &dyn MemoryStore,
     vectors: &dyn VectorStore,
@@ -140,11 +143,26 @@ pub fn sync_vectors(
     }
     let mut embedded = 0;
     let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
-        let texts = texts(store, page)?;
+        let fingerprints: Vec<&str> = page
+            .iter()
+            .map(|(_, e)| e.incident_fingerprint.as_str())
+            .collect();
+        let missing: HashSet<String> = vectors.missing(&fingerprints)?.into_iter().collect();
+        let page: Vec<(u64, MemoryEpisode)> = page
+            .iter()
+            .filter(|(_, e)| missing.contains(&e.incident_fingerprint))
+            .cloned()
+            .collect();
+        let texts = texts(store, &page)?;
         let batch: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors_of_page = if batch.is_empty() {
+            Vec::new()
+        } else {
+            embedder.embed_batch(&batch)?
+        };
         let rows: Vec<VectorRow> = page
             .iter()
-            .zip(embedder.embed_batch(&batch)?)
+            .zip(vectors_of_page)
             .map(|((_, e), vector)| VectorRow {
                 fingerprint: e.incident_fingerprint.clone(),
                 ingested_at: e.ingested_at,
@@ -160,7 +178,8 @@ pub fn sync_vectors(
     };
     follow(store, vectors.watermark()?, &mut append)?;
     if (vectors.count()? as u64) < total {
-        // As for text: something was recorded behind the watermark. Upserts make this safe.
+        // As for text: something was recorded behind the watermark (or lost from the index).
+        // Only what is missing is embedded again.
         follow(store, 0, &mut append)?;
     }
     Ok(embedded)

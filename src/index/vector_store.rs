@@ -32,6 +32,11 @@ pub trait VectorStore: Send + Sync {
     fn rebuilt(&self) -> Option<String> {
         None
     }
+    /// Which of `fingerprints` have no vector stored yet (all of them where the backend
+    /// cannot tell cheaply): catch-up embeds only these.
+    fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
+        Ok(fingerprints.iter().map(|f| f.to_string()).collect())
+    }
 }
 
 /// `--vectors`: a local index in the data directory (the default), Qdrant, or the FalkorDB
@@ -85,9 +90,7 @@ impl VectorLocation {
                     message: "the store cannot say which it is, so its collection is unknown"
                         .into(),
                 })?;
-                Arc::new(QdrantVectors::open(
-                    url, model, dimension, index_dir, store_id,
-                )?)
+                Arc::new(QdrantVectors::open(url, model, dimension, store_id)?)
             }
             VectorLocation::FalkorDb(url) => Arc::new(FalkorVectors::open(url, model, dimension)?),
         })
@@ -119,6 +122,15 @@ impl VectorStore for VectorIndex {
     fn rebuilt(&self) -> Option<String> {
         self.rebuilt.clone()
     }
+    fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
+        let mut missing = Vec::new();
+        for f in fingerprints {
+            if !self.contains(f)? {
+                missing.push(f.to_string());
+            }
+        }
+        Ok(missing)
+    }
 }
 
 impl VectorStore for QdrantVectors {
@@ -139,5 +151,11 @@ impl VectorStore for QdrantVectors {
     }
     fn clear(&self, _store_id: &str) -> Result<(), IndexError> {
         QdrantVectors::clear(self)
+    }
+    fn rebuilt(&self) -> Option<String> {
+        self.rebuilt.clone()
+    }
+    fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
+        QdrantVectors::missing(self, fingerprints)
     }
 }

@@ -95,7 +95,7 @@ impl Ord for HeapItem<'_> {
 const PARALLEL_ROWS: usize = 20_000;
 
 /// Dot product in eight independent lanes, which the compiler turns into SIMD.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: f32 = ca

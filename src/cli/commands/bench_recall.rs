@@ -10,6 +10,7 @@ use super::bench::{fill, scratch_dir};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{self, CachedEmbedder, Embedder, EmbedderKind, HashEmbedder};
+use strata::index::VectorLocation;
 use strata::model::{AsOf, EntityKey};
 use strata::recall::{
     FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
@@ -50,6 +51,9 @@ struct RecallBench {
     legs_not_ok: usize,
     target_fused_p95_ms: f64,
     meets_target: bool,
+    /// With `--vectors qdrant://…`: the semantic leg there, beside the local exact scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_vectors: Option<super::bench_vectors::ServerVectors>,
 }
 
 pub(crate) const QUERIES: &[(&str, &str)] = &[
@@ -104,6 +108,7 @@ pub fn run(
         eprintln!("bench recall: {n} episodes");
         let store = Arc::new(EmbeddedStore::open(&tmp.path().join("store"))?);
         fill(ctx, store.as_ref(), n, 10_000)?;
+        let bench_store = store.clone();
         let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
         let cached = Arc::new(CachedEmbedder::new(hash.clone()));
         let t0 = Instant::now();
@@ -134,6 +139,20 @@ pub fn run(
         let fused = percentiles(fused);
         let meets = fused.p95 <= 20.0 && not_ok == 0;
         eprintln!("  embedder for the index: {last}");
+        let server_vectors = match (&ctx.vectors, &stack.vectors) {
+            (VectorLocation::Qdrant(url), Some(local)) => {
+                eprintln!("  the same vectors on {url}");
+                Some(super::bench_vectors::compare_qdrant(
+                    ctx,
+                    url,
+                    bench_store.as_ref(),
+                    local.as_ref(),
+                    cached.as_ref(),
+                    queries,
+                )?)
+            }
+            _ => None,
+        };
         results.push(RecallBench {
             episodes: n,
             queries,
@@ -147,6 +166,7 @@ pub fn run(
             legs_not_ok: not_ok,
             target_fused_p95_ms: 20.0,
             meets_target: meets,
+            server_vectors,
         });
     }
     print_json(&serde_json::json!({ "bench": "recall", "results": results }))?;

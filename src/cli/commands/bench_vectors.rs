@@ -1,0 +1,121 @@
+//! `--vectors qdrant://… bench recall`: the semantic leg on the Qdrant server beside the local
+//! exact scan over the same vectors, and how many of the exact top 10 it finds.
+
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, eyre};
+use serde::Serialize;
+
+use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use crate::cli::context::Context;
+use strata::embed::Embedder;
+use strata::index::qdrant::{HNSW_EF, HNSW_EF_CONSTRUCT, HNSW_M, QdrantVectors};
+use strata::index::{VectorStore, store_identity, sync_vectors};
+use strata::model::AsOf;
+use strata::store::MemoryStore;
+
+#[derive(Serialize)]
+pub struct ServerVectors {
+    backend: String,
+    index_build_seconds: f64,
+    semantic_ms: Percentiles,
+    local_semantic_ms: Percentiles,
+    recall_at_10: f64,
+    queries: usize,
+    hnsw: serde_json::Value,
+    filter: &'static str,
+    target_semantic_p95_ms: f64,
+    target_recall_at_10: f64,
+    meets_targets: bool,
+}
+
+/// A query vector per query: the bench's texts, each made distinct by a suffix.
+fn query_vectors(embedder: &dyn Embedder, queries: usize) -> Result<Vec<Vec<f32>>> {
+    (0..queries)
+        .map(|q| {
+            let (text, _) = QUERIES[q % QUERIES.len()];
+            embedder
+                .embed(&format!("{text} variant {q}"))
+                .map_err(|e| eyre!("{e}"))
+        })
+        .collect()
+}
+
+/// Times the semantic search of `vectors` for every query and returns the hits.
+fn timed(
+    vectors: &dyn VectorStore,
+    queries: &[Vec<f32>],
+    as_of: &AsOf,
+) -> Result<(Vec<f64>, Vec<Vec<String>>)> {
+    let mut times = Vec::new();
+    let mut hits = Vec::new();
+    for q in queries {
+        let t = Instant::now();
+        let found = vectors.search(q, as_of, 10).map_err(|e| eyre!("{e}"))?;
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        hits.push(found.into_iter().map(|h| h.fingerprint).collect());
+    }
+    Ok((times, hits))
+}
+
+/// Fills a scratch Qdrant collection from `store`, waits for its HNSW index, compares it
+/// with `local`, and drops the collection.
+pub fn compare_qdrant(
+    ctx: &Context,
+    url: &str,
+    store: &dyn MemoryStore,
+    local: &dyn VectorStore,
+    embedder: &dyn Embedder,
+    queries: usize,
+) -> Result<ServerVectors> {
+    let id = store_identity(store).map_err(|e| eyre!("{e}"))?;
+    let t0 = Instant::now();
+    let qdrant = QdrantVectors::open(url, embedder.model(), embedder.dimension(), &id)
+        .map_err(|e| eyre!("{e}"))?;
+    let mut progress = crate::cli::context::progress_printer("  qdrant");
+    sync_vectors(store, &qdrant, embedder, &mut progress).map_err(|e| eyre!("{e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !qdrant.indexing_done().map_err(|e| eyre!("{e}"))? {
+        if Instant::now() > deadline {
+            return Err(eyre!("Qdrant did not finish indexing within 10 minutes"));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let build = t0.elapsed().as_secs_f64();
+    let vectors = query_vectors(embedder, queries)?;
+    let as_of = AsOf::now(ctx.now);
+    // One untimed pass warms both.
+    timed(&qdrant, &vectors[..vectors.len().min(10)], &as_of)?;
+    timed(local, &vectors[..vectors.len().min(10)], &as_of)?;
+    let (server_ms, server_hits) = timed(&qdrant, &vectors, &as_of)?;
+    let (local_ms, local_hits) = timed(local, &vectors, &as_of)?;
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for (exact, approx) in local_hits.iter().zip(&server_hits) {
+        wanted += exact.len();
+        found += exact.iter().filter(|f| approx.contains(f)).count();
+    }
+    let recall = if wanted == 0 {
+        1.0
+    } else {
+        found as f64 / wanted as f64
+    };
+    let backend = format!("Qdrant collection {}", qdrant.collection());
+    qdrant.drop_collection().map_err(|e| eyre!("{e}"))?;
+    let semantic_ms = percentiles(server_ms);
+    let meets = semantic_ms.p95 <= 10.0 && recall >= 0.99;
+    Ok(ServerVectors {
+        backend,
+        index_build_seconds: build,
+        semantic_ms,
+        local_semantic_ms: percentiles(local_ms),
+        recall_at_10: recall,
+        queries,
+        hnsw: serde_json::json!({"m": HNSW_M, "ef_construct": HNSW_EF_CONSTRUCT, "ef": HNSW_EF}),
+        filter: "range conditions on the integer payload indexes ingested_at <= K and t_valid \
+                 <= V, planned by Qdrant (HNSW with the filter applied during the graph walk, \
+                 or a scan of the matching points when few match)",
+        target_semantic_p95_ms: 10.0,
+        target_recall_at_10: 0.99,
+        meets_targets: meets,
+    })
+}

@@ -1,0 +1,537 @@
+//! The Qdrant backend of the vector index: one collection per store and embedding model on a
+//! Qdrant server (gRPC). The collection records its model, dimension, store and watermark in
+//! its own metadata, so every process and machine using it agrees on how far it has read.
+//! It stands in for [`VectorIndex`](super::vectors::VectorIndex) with the same synchronous
+//! calls.
+//!
+//! Each point carries `incident_fingerprint`, `concluded_at`, `ingested_at` and `t_valid`
+//! (epoch ms) in its payload; the last two drive the as-of filter, which runs in Qdrant.
+
+mod collection;
+mod endpoint;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use qdrant_client::qdrant::{
+    CountPointsBuilder, CreateCollection, CreateCollectionBuilder,
+    CreateFieldIndexCollectionBuilder, Distance, FieldType, GetPointsBuilder,
+    HnswConfigDiffBuilder, PayloadIncludeSelector, PointId, PointStruct, QueryPointsBuilder,
+    SearchParamsBuilder, UpdateCollection, UpdateCollectionBuilder, UpsertPointsBuilder,
+    VectorParamsBuilder,
+};
+use qdrant_client::{Qdrant, QdrantError};
+
+use super::IndexError;
+use super::vectors::{Scored, VectorRow, dot};
+use crate::model::AsOf;
+use collection::{FILTERED, FINGERPRINT, Recorded};
+pub use collection::{collection_name, point_id};
+pub use endpoint::DEFAULT_PORT;
+use endpoint::{SCHEME, parse_url};
+
+/// HNSW graph degree and build beam: Qdrant's defaults, noted here because the recall@10
+/// measured in the README rests on them.
+pub const HNSW_M: u64 = 16;
+pub const HNSW_EF_CONSTRUCT: u64 = 100;
+/// Search beam; at least the number of candidates asked for.
+pub const HNSW_EF: u64 = 128;
+/// Candidates asked for beyond `limit`, so that rescoring them exactly (as the local index
+/// scores) settles ties and near-ties at the cut the same way.
+const EXTRA_CANDIDATES: usize = 8;
+/// Searches allowed to wait on the server at once; more fail at once instead of piling up
+/// blocked workers behind a server that stopped answering.
+const SEARCHES_IN_FLIGHT: usize = 2;
+
+#[derive(Clone, Copy, Debug)]
+struct Timeouts {
+    connect: Duration,
+    request: Duration,
+    /// Bounds a whole call, including the client's one reconnect-and-retry.
+    call: Duration,
+    /// Bounds a search: well past a loopback search, short enough that a stopped server
+    /// holds a worker only briefly.
+    search: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(2),
+            request: Duration::from_secs(5),
+            call: Duration::from_secs(12),
+            search: Duration::from_secs(2),
+        }
+    }
+}
+
+fn describe(e: &QdrantError) -> String {
+    match e {
+        QdrantError::ResponseError { status } => {
+            format!("{} ({:?})", status.message(), status.code())
+        }
+        other => other.to_string(),
+    }
+}
+
+fn sort_hits(hits: &mut [Scored]) {
+    hits.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.fingerprint.cmp(&b.fingerprint))
+    });
+}
+
+/// The client's runtime, shut down without waiting when dropped, so that dropping the index
+/// inside another runtime's task is fine.
+struct ClientRuntime(Option<tokio::runtime::Runtime>);
+
+impl ClientRuntime {
+    fn block_on<F: Future>(&self, f: F) -> Option<F::Output> {
+        self.0.as_ref().map(|r| r.block_on(f))
+    }
+}
+
+impl Drop for ClientRuntime {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            r.shutdown_background();
+        }
+    }
+}
+
+/// Counts a search in flight for as long as it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+pub struct QdrantVectors {
+    // Dropped before the runtime its connections were made on.
+    client: Qdrant,
+    runtime: ClientRuntime,
+    timeouts: Timeouts,
+    location: PathBuf,
+    collection: String,
+    model: String,
+    dimension: usize,
+    store_id: String,
+    searching: AtomicUsize,
+    /// Why the collection was emptied on open, to be rebuilt from the store.
+    pub rebuilt: Option<String>,
+}
+
+impl QdrantVectors {
+    /// Connects to `url` (`qdrant://HOST[:PORT]`), then creates the collection of this store
+    /// and model or checks that the existing one matches the embedder, writing nothing if it
+    /// does not. Must be called from a blocking thread, like every other call here.
+    pub fn open(
+        url: &str,
+        model: &str,
+        dimension: usize,
+        store_id: &str,
+    ) -> Result<Self, IndexError> {
+        Self::open_with(url, model, dimension, store_id, Timeouts::default())
+    }
+
+    fn open_with(
+        url: &str,
+        model: &str,
+        dimension: usize,
+        store_id: &str,
+        timeouts: Timeouts,
+    ) -> Result<Self, IndexError> {
+        let endpoint = parse_url(url).map_err(|message| IndexError::Vectors {
+            path: PathBuf::from(url),
+            message,
+        })?;
+        let collection = collection_name(model, store_id);
+        let location = PathBuf::from(format!("{SCHEME}{}/{collection}", endpoint.authority()));
+        let fail = |message: String| IndexError::Vectors {
+            path: location.clone(),
+            message,
+        };
+        // One worker of its own, so the client's connections make progress between calls.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("qdrant-client")
+            .enable_all()
+            .build()
+            .map_err(|e| fail(format!("cannot start the client runtime: {e}")))?;
+        let client = Qdrant::from_url(&endpoint.http())
+            .timeout(timeouts.request)
+            .connect_timeout(timeouts.connect)
+            .skip_compatibility_check()
+            .build()
+            .map_err(|e| fail(describe(&e)))?;
+        let mut index = QdrantVectors {
+            client,
+            runtime: ClientRuntime(Some(runtime)),
+            timeouts,
+            location,
+            collection,
+            model: model.to_string(),
+            dimension,
+            store_id: store_id.to_string(),
+            searching: AtomicUsize::new(0),
+            rebuilt: None,
+        };
+        let recorded = index.ensure_collection()?;
+        if recorded.text_version != Some(i64::from(super::TEXT_VERSION)) {
+            index.rebuilt = Some("built from an older episode text".to_string());
+            index.clear()?;
+        }
+        Ok(index)
+    }
+
+    fn fail(&self, message: String) -> IndexError {
+        IndexError::Vectors {
+            path: self.location.clone(),
+            message,
+        }
+    }
+
+    fn run_within<T>(
+        &self,
+        deadline: Duration,
+        what: &str,
+        call: impl Future<Output = Result<T, QdrantError>>,
+    ) -> Result<T, IndexError> {
+        // The timer must be made inside the runtime, hence the async block.
+        match self
+            .runtime
+            .block_on(async { tokio::time::timeout(deadline, call).await })
+        {
+            None => Err(self.fail(format!("{what}: the client has shut down"))),
+            Some(Ok(Ok(value))) => Ok(value),
+            Some(Ok(Err(e))) => Err(self.fail(format!("{what}: {}", describe(&e)))),
+            Some(Err(_)) => Err(self.fail(format!(
+                "{what}: no answer within {} s",
+                deadline.as_secs_f32()
+            ))),
+        }
+    }
+
+    fn run<T>(
+        &self,
+        what: &str,
+        call: impl Future<Output = Result<T, QdrantError>>,
+    ) -> Result<T, IndexError> {
+        self.run_within(self.timeouts.call, what, call)
+    }
+
+    fn recorded(&self) -> Result<(Recorded, Vec<String>, (u64, Distance)), IndexError> {
+        let info = self.run(
+            "cannot read the collection",
+            self.client.collection_info(self.collection.as_str()),
+        )?;
+        let params = collection::vector_params(&info).map_err(|m| self.fail(m))?;
+        let indexed = info
+            .result
+            .as_ref()
+            .map(|r| r.payload_schema.keys().cloned().collect())
+            .unwrap_or_default();
+        Ok((Recorded::read(&info), indexed, params))
+    }
+
+    /// Creates the collection if there is none (another process may create it at the same
+    /// moment: whichever is first wins, the other checks what it made), checks it, and indexes
+    /// the filtered payload fields. Returns what the collection records.
+    fn ensure_collection(&self) -> Result<Recorded, IndexError> {
+        let name = self.collection.as_str();
+        if !self.run("cannot reach Qdrant", self.client.collection_exists(name))? {
+            let mut create: CreateCollection = CreateCollectionBuilder::new(name)
+                .vectors_config(VectorParamsBuilder::new(
+                    self.dimension as u64,
+                    Distance::Cosine,
+                ))
+                .hnsw_config(
+                    HnswConfigDiffBuilder::default()
+                        .m(HNSW_M)
+                        .ef_construct(HNSW_EF_CONSTRUCT),
+                )
+                .build();
+            create.metadata =
+                collection::initial_metadata(&self.model, self.dimension, &self.store_id);
+            let created = self.run(
+                "cannot create the collection",
+                self.client.create_collection(create),
+            );
+            if let Err(e) = created
+                && !self.run("cannot reach Qdrant", self.client.collection_exists(name))?
+            {
+                return Err(e);
+            }
+        }
+        let (recorded, indexed, params) = self.recorded()?;
+        collection::check_params(name, params, &self.model, self.dimension)
+            .map_err(|m| self.fail(m))?;
+        if let Some(why) = recorded.refuse(name, &self.model, &self.store_id) {
+            return Err(self.fail(why));
+        }
+        for field in FILTERED {
+            if !indexed.iter().any(|f| f == field) {
+                self.run(
+                    &format!("cannot index the payload field {field}"),
+                    self.client.create_field_index(
+                        CreateFieldIndexCollectionBuilder::new(name, field, FieldType::Integer)
+                            .wait(true),
+                    ),
+                )?;
+            }
+        }
+        Ok(recorded)
+    }
+
+    pub fn collection(&self) -> &str {
+        &self.collection
+    }
+
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    pub fn dimension(&self) -> usize {
+        self.dimension
+    }
+
+    pub fn len(&self) -> Result<usize, IndexError> {
+        let response = self.run(
+            "cannot count the points",
+            self.client
+                .count(CountPointsBuilder::new(self.collection.as_str()).exact(true)),
+        )?;
+        let count = response.result.map_or(0, |r| r.count);
+        usize::try_from(count).map_err(|e| self.fail(format!("{count} points: {e}")))
+    }
+
+    pub fn is_empty(&self) -> Result<bool, IndexError> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The store ingest sequence this collection has read up to, as it records it.
+    pub fn watermark(&self) -> Result<u64, IndexError> {
+        Ok(self.recorded()?.0.current_watermark())
+    }
+
+    /// Drops the collection and makes it anew, empty, for a rebuild from the store.
+    pub fn clear(&self) -> Result<(), IndexError> {
+        self.run(
+            "cannot drop the collection",
+            self.client.delete_collection(self.collection.as_str()),
+        )?;
+        self.ensure_collection().map(|_| ())
+    }
+
+    /// Which of `fingerprints` have no point yet.
+    pub fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
+        if fingerprints.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<PointId> = fingerprints
+            .iter()
+            .map(|f| point_id(f).to_string().into())
+            .collect();
+        let found = self.run(
+            "cannot read the points",
+            self.client.get_points(
+                GetPointsBuilder::new(self.collection.as_str(), ids)
+                    .with_payload(PayloadIncludeSelector::new(vec![FINGERPRINT.to_string()]))
+                    .with_vectors(false),
+            ),
+        )?;
+        let stored: std::collections::HashSet<&String> = found
+            .result
+            .iter()
+            .filter_map(|p| collection::fingerprint_of(&p.payload))
+            .collect();
+        Ok(fingerprints
+            .iter()
+            .filter(|f| !stored.contains(&f.to_string()))
+            .map(|f| f.to_string())
+            .collect())
+    }
+
+    /// Upserts the rows (waiting until they are applied), then records the watermark in the
+    /// collection's metadata.
+    pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
+        if let Some(r) = rows.iter().find(|r| r.vector.len() != self.dimension) {
+            return Err(IndexError::Dimension {
+                expected: self.dimension,
+                got: r.vector.len(),
+            });
+        }
+        if !rows.is_empty() {
+            let points: Vec<PointStruct> = rows.iter().map(collection::point).collect();
+            self.run(
+                "cannot upsert the vectors",
+                self.client.upsert_points(
+                    UpsertPointsBuilder::new(self.collection.as_str(), points).wait(true),
+                ),
+            )?;
+        }
+        let mut update: UpdateCollection =
+            UpdateCollectionBuilder::new(self.collection.as_str()).build();
+        update.metadata = collection::watermark_metadata(watermark);
+        self.run(
+            "cannot record the watermark",
+            self.client.update_collection(update),
+        )?;
+        Ok(())
+    }
+
+    /// Cosine kNN over points known at K and begun by V. Qdrant picks the candidates (HNSW
+    /// under the payload filter, or a full scan of small or narrowly filtered segments); they
+    /// are then scored exactly as the local index scores, so equal vectors tie and the tie
+    /// goes to the smaller fingerprint, as everywhere.
+    pub fn search(
+        &self,
+        query: &[f32],
+        as_of: &AsOf,
+        limit: usize,
+    ) -> Result<Vec<Scored>, IndexError> {
+        if query.len() != self.dimension {
+            return Err(IndexError::Dimension {
+                expected: self.dimension,
+                got: query.len(),
+            });
+        }
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let waiting = self.searching.fetch_add(1, Ordering::SeqCst);
+        let _counted = InFlight(&self.searching);
+        if waiting >= SEARCHES_IN_FLIGHT {
+            return Err(self.fail(format!(
+                "{waiting} earlier searches are still waiting on Qdrant; not sending another"
+            )));
+        }
+        let candidates = limit + EXTRA_CANDIDATES;
+        let response = self.run_within(
+            self.timeouts.search,
+            "cannot search",
+            self.client.query(
+                QueryPointsBuilder::new(self.collection.as_str())
+                    .query(query.to_vec())
+                    .filter(collection::as_of_filter(as_of))
+                    .limit(candidates as u64)
+                    .params(SearchParamsBuilder::default().hnsw_ef(HNSW_EF.max(candidates as u64)))
+                    .with_payload(PayloadIncludeSelector::new(vec![FINGERPRINT.to_string()]))
+                    .with_vectors(true),
+            ),
+        )?;
+        let mut hits = response
+            .result
+            .iter()
+            .map(|p| {
+                let fingerprint = collection::fingerprint_of(&p.payload)
+                    .ok_or_else(|| self.fail(format!("point {:?} has no {FINGERPRINT}", p.id)))?;
+                let vector = collection::vector_of(p)
+                    .filter(|v| v.len() == self.dimension)
+                    .ok_or_else(|| self.fail(format!("point {fingerprint:?} has no vector")))?;
+                Ok(Scored {
+                    fingerprint: fingerprint.clone(),
+                    score: dot(&vector, query),
+                })
+            })
+            .collect::<Result<Vec<_>, IndexError>>()?;
+        sort_hits(&mut hits);
+        hits.truncate(limit);
+        Ok(hits)
+    }
+
+    /// Whether Qdrant has finished optimising (indexing) what was upserted.
+    pub fn indexing_done(&self) -> Result<bool, IndexError> {
+        let info = self.run(
+            "cannot read the collection",
+            self.client.collection_info(self.collection.as_str()),
+        )?;
+        Ok(info
+            .result
+            .is_some_and(|r| r.status == qdrant_client::qdrant::CollectionStatus::Green as i32))
+    }
+
+    /// Deletes the collection: for benchmarks and tests that made a scratch one.
+    pub fn drop_collection(self) -> Result<(), IndexError> {
+        self.run(
+            "cannot drop the collection",
+            self.client.delete_collection(self.collection.as_str()),
+        )?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn message(e: IndexError) -> String {
+        match e {
+            IndexError::Vectors { message, .. } => message,
+            other => panic!("expected IndexError::Vectors, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn open_refuses_a_bad_url_before_connecting() {
+        let e = QdrantVectors::open("qdrant//localhost", "m", 4, "s")
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("qdrant://HOST:PORT"), "{e}");
+    }
+
+    #[test]
+    fn hits_sort_by_score_then_fingerprint() {
+        let hit = |f: &str, score: f32| Scored {
+            fingerprint: f.to_string(),
+            score,
+        };
+        let mut hits = vec![hit("b", 0.5), hit("c", 0.9), hit("a", 0.5)];
+        sort_hits(&mut hits);
+        assert_eq!(hits, vec![hit("c", 0.9), hit("a", 0.5), hit("b", 0.5)]);
+    }
+
+    fn quick() -> Timeouts {
+        Timeouts {
+            connect: Duration::from_millis(500),
+            request: Duration::from_millis(500),
+            call: Duration::from_secs(2),
+            search: Duration::from_secs(1),
+        }
+    }
+
+    #[test]
+    fn open_fails_fast_on_a_closed_port() {
+        let t0 = Instant::now();
+        let e = QdrantVectors::open("qdrant://127.0.0.1:1", "m", 4, "s")
+            .err()
+            .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+        let text = e.to_string();
+        assert!(
+            text.contains("qdrant://127.0.0.1:1/incident-memory-m-s-v1"),
+            "{text}"
+        );
+        assert!(message(e).starts_with("cannot reach Qdrant"), "{text}");
+    }
+
+    #[test]
+    fn open_times_out_on_a_silent_server() {
+        // Accepts connections (the kernel does) but never answers.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("qdrant://{}", listener.local_addr().unwrap());
+        let t0 = Instant::now();
+        let e = QdrantVectors::open_with(&url, "m", 4, "s", quick())
+            .err()
+            .unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+        assert!(message(e).starts_with("cannot reach Qdrant"));
+        drop(listener);
+    }
+}
