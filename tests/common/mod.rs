@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 
 pub mod falkordb;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

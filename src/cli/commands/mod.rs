@@ -1,5 +1,6 @@
 pub mod bench;
 pub mod bench_explorer;
+pub mod bench_live;
 pub mod bench_recall;
 pub mod bench_server;
 pub mod check;
