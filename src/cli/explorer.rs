@@ -12,8 +12,8 @@ use strata::embed;
 use strata::explorer::{
     App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
 };
-use strata::store::StoreLocation;
 use strata::recall::{RecallStack, StackOptions};
+use strata::store::StoreLocation;
 
 pub struct Launch {
     /// Seed the demo memory into an empty store, and say so.

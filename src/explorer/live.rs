@@ -101,7 +101,11 @@ impl LiveRecall {
 
     /// Brings the indexes up to the store. It runs as its own task, so a caller that stops
     /// waiting (a recall past its timeout) never leaves it half done.
-    pub async fn catch_up(self: &Arc<Self>, store: Arc<dyn MemoryStore>, report: Report) -> CatchUp {
+    pub async fn catch_up(
+        self: &Arc<Self>,
+        store: Arc<dyn MemoryStore>,
+        report: Report,
+    ) -> CatchUp {
         let this = self.clone();
         let task = tokio::spawn(async move {
             let Report { mut progress, done } = report;

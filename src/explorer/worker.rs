@@ -596,7 +596,10 @@ fn answer(
         } => Reply::Lineage(lineage(store, &fingerprint, known_at).map_err(|e| e.to_string())),
         Request::Entity(key) => Reply::Entity(entity(store, key).map_err(text)),
         Request::Recall(r) => unavailable(&Request::Recall(r), "recall runs on its own task"),
-        Request::Changes => unavailable(&Request::Changes, "changes are looked for on their own task"),
+        Request::Changes => unavailable(
+            &Request::Changes,
+            "changes are looked for on their own task",
+        ),
     }
 }
 
@@ -651,11 +654,9 @@ fn timeline(
             "the timeline cache was poisoned by an earlier failure".into(),
         )
     })?;
-    let hit = cached
-        .as_ref()
-        .is_some_and(|c| {
-            c.filter == *filter && c.known_at == known_at && c.generation == at.generation
-        });
+    let hit = cached.as_ref().is_some_and(|c| {
+        c.filter == *filter && c.known_at == known_at && c.generation == at.generation
+    });
     if !hit {
         let needle = filter.text.as_ref().map(|t| t.to_lowercase());
         let mut matching = Vec::new();

@@ -93,8 +93,13 @@ impl RecallStack {
         notices.extend(semantic_down.clone());
         let mut report = SyncReport::default();
         if options.sync {
-            let (caught_up, problems) =
-                catch_up(store.as_ref(), text.as_deref(), &vectors, &embedder, progress);
+            let (caught_up, problems) = catch_up(
+                store.as_ref(),
+                text.as_deref(),
+                &vectors,
+                &embedder,
+                progress,
+            );
             report = caught_up;
             notices.extend(problems);
         }

@@ -62,7 +62,10 @@ fn settle(app: &mut App, done: impl Fn(&App) -> bool) -> Result<()> {
         if left.is_zero() {
             return Err(eyre!("the explorer did not settle within 300 s"));
         }
-        if let Some(reply) = app.worker().recv_timeout(left.min(Duration::from_millis(10))) {
+        if let Some(reply) = app
+            .worker()
+            .recv_timeout(left.min(Duration::from_millis(10)))
+        {
             app.on_reply(reply);
         }
     }
@@ -138,7 +141,9 @@ fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench
             bail!("ingest failed: {}", String::from_utf8_lossy(&status.stderr));
         }
         let written = Instant::now();
-        settle(&mut app, |a| a.timeline.rows.iter().any(|r| r.fingerprint == fp))?;
+        settle(&mut app, |a| {
+            a.timeline.rows.iter().any(|r| r.fingerprint == fp)
+        })?;
         to_timeline.push(written.elapsed().as_secs_f64() * 1e3);
         app.dispatch(Action::RecallQuery(text));
         settle(&mut app, |a| {

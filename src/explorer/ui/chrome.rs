@@ -143,7 +143,10 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
     if app.health == Health::Ok {
         spans.push(Span::styled(" · live", t.good()));
         if let Some(at) = app.live.changed_at {
-            spans.push(Span::styled(format!(" · changed {}", at.clock()), t.accent()));
+            spans.push(Span::styled(
+                format!(" · changed {}", at.clock()),
+                t.accent(),
+            ));
         }
     }
     if let Some(s) = &app.summary {
