@@ -339,6 +339,17 @@ pub enum BenchCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// How soon an open explorer shows an episode another process ingests, and how soon its
+    /// recall finds it (JSON)
+    Live {
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize])]
+        episodes: Vec<usize>,
+        /// Episodes written, one `strata ingest` process each
+        #[arg(long, default_value_t = 20)]
+        writes: usize,
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Embedder latency for one query and throughput for a batch (JSON)
     Embed {
         #[arg(long, default_value_t = 200)]

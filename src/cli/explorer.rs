@@ -9,8 +9,11 @@ use ratatui::layout::Rect;
 
 use super::context::Context;
 use strata::embed;
-use strata::explorer::{App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
+use strata::explorer::{
+    App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
+};
 use strata::recall::{RecallStack, StackOptions};
+use strata::store::StoreLocation;
 
 pub struct Launch {
     /// Seed the demo memory into an empty store, and say so.
@@ -18,6 +21,18 @@ pub struct Launch {
     pub mask_volatile: bool,
     pub record_events: bool,
     pub leg_timeout: Option<Duration>,
+    /// Look for other processes' writes on a timer (the terminal); headless mode looks only
+    /// at `WaitIdle`.
+    pub follow: bool,
+}
+
+/// How often the explorer looks at the store's generation: one small read on the embedded
+/// store, a round trip on a server.
+fn follow_every(store: &StoreLocation) -> Duration {
+    match store {
+        StoreLocation::Embedded(_) => Duration::from_millis(250),
+        StoreLocation::FalkorDb(_) => Duration::from_secs(1),
+    }
 }
 
 pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
@@ -78,7 +93,13 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
         }
         stack
     });
-    let worker = Worker::start(open_store, open_recall)?;
+    let worker = Worker::start_with(
+        open_store,
+        open_recall,
+        WorkerOptions {
+            follow_every: launch.follow.then(|| follow_every(&ctx.store)),
+        },
+    )?;
     Ok(App::new(
         Options {
             now: ctx.now,

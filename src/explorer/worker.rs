@@ -5,12 +5,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
 use tokio::sync::{mpsc as tmpsc, watch};
 
+use super::live::{CatchUp, Change, Follower, LiveRecall};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::query::{Lineage, lineage};
-use crate::recall::{RecallEngine, RecallRequest, RecallResponse, RecallStack};
+use crate::recall::{RecallRequest, RecallResponse, RecallStack};
 use crate::redact::redact;
 use crate::store::{MemoryStore, StoreStats, TimelineQuery};
 
@@ -96,6 +98,9 @@ pub enum Request {
     },
     Entity(EntityKey),
     Recall(RecallRequest),
+    /// Whether the store changed since the last look; a change is answered once the recall
+    /// indexes have caught up with it.
+    Changes,
 }
 
 impl Request {
@@ -108,6 +113,7 @@ impl Request {
             Request::Lineage { .. } => "lineage",
             Request::Entity(_) => "entity",
             Request::Recall(_) => "recall",
+            Request::Changes => "changes",
         }
     }
 }
@@ -138,6 +144,11 @@ pub enum Reply {
         Box<RecallResponse>,
         HashMap<String, Vec<crate::learning::CodeUnit>>,
     ),
+    Changes(Result<Option<Change>, String>),
+    /// Another process wrote to the store (news from the follower's timer).
+    Changed(Change),
+    /// The recall indexes caught up with the store.
+    Indexed(CatchUp),
 }
 
 impl Reply {
@@ -153,6 +164,9 @@ impl Reply {
             Reply::Lineage(_) => "lineage",
             Reply::Entity(_) => "entity",
             Reply::Recall(..) => "recall",
+            Reply::Changes(_) => "changes",
+            Reply::Changed(_) => "changed",
+            Reply::Indexed(_) => "indexed",
         }
     }
 
@@ -164,6 +178,8 @@ impl Reply {
                 | Reply::OpenFailed(_)
                 | Reply::Progress { .. }
                 | Reply::RecallReady { .. }
+                | Reply::Changed(_)
+                | Reply::Indexed(_)
         )
     }
 }
@@ -175,6 +191,13 @@ pub struct Envelope {
     pub reply: Reply,
 }
 
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WorkerOptions {
+    /// Look for writes by other processes this often, and report them as
+    /// [`Reply::Changed`]; `None`: only when asked ([`Request::Changes`]).
+    pub follow_every: Option<Duration>,
+}
+
 pub struct Worker {
     requests: tmpsc::UnboundedSender<(u64, Request)>,
     replies: mpsc::Receiver<Envelope>,
@@ -183,6 +206,14 @@ pub struct Worker {
 
 impl Worker {
     pub fn start(open_store: StoreOpener, open_recall: RecallOpener) -> std::io::Result<Worker> {
+        Worker::start_with(open_store, open_recall, WorkerOptions::default())
+    }
+
+    pub fn start_with(
+        open_store: StoreOpener,
+        open_recall: RecallOpener,
+        options: WorkerOptions,
+    ) -> std::io::Result<Worker> {
         let (req_tx, req_rx) = tmpsc::unbounded_channel();
         let (rep_tx, rep_rx) = mpsc::channel();
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -193,7 +224,7 @@ impl Worker {
         thread::Builder::new()
             .name("strata-worker".into())
             .spawn(move || {
-                runtime.block_on(serve(open_store, open_recall, req_rx, rep_tx));
+                runtime.block_on(serve(open_store, open_recall, options, req_rx, rep_tx));
                 runtime.shutdown_background();
             })?;
         Ok(Worker {
@@ -230,6 +261,7 @@ impl Worker {
 async fn serve(
     open_store: StoreOpener,
     open_recall: RecallOpener,
+    options: WorkerOptions,
     mut requests: tmpsc::UnboundedReceiver<(u64, Request)>,
     replies: mpsc::Sender<Envelope>,
 ) {
@@ -239,7 +271,18 @@ async fn serve(
             let _ = replies.send(Envelope { id, reply });
         }
     };
-    let opened = tokio::task::spawn_blocking(open_store).await;
+    let follower = Arc::new(Follower::default());
+    let opened = {
+        let follower = follower.clone();
+        tokio::task::spawn_blocking(move || {
+            let opened = open_store();
+            if let Ok((store, _)) = &opened {
+                follower.start(store.as_ref());
+            }
+            opened
+        })
+        .await
+    };
     let store = match opened {
         Ok(Ok((store, notices))) => {
             send(
@@ -263,7 +306,7 @@ async fn serve(
             None
         }
     };
-    let (engine_tx, engine_rx) = watch::channel::<Option<Arc<RecallEngine>>>(None);
+    let (engine_tx, engine_rx) = watch::channel::<Option<Arc<LiveRecall>>>(None);
     if let Some(store) = &store {
         let store = store.clone();
         let send = send.clone();
@@ -278,6 +321,8 @@ async fn serve(
                     },
                 )
             };
+            // Read before the indexes catch up, so a write during that is caught up later.
+            let generation = store.generation().ok();
             let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 open_recall(store, &mut progress)
             }));
@@ -290,7 +335,7 @@ async fn serve(
                             notices: stack.notices.clone(),
                         },
                     );
-                    let _ = engine_tx.send(Some(Arc::new(stack.engine)));
+                    let _ = engine_tx.send(Some(Arc::new(LiveRecall::new(stack, generation))));
                 }
                 // Dropping the sender answers waiting recalls with "unavailable".
                 Err(_) => send(
@@ -302,6 +347,15 @@ async fn serve(
                 ),
             }
         });
+    }
+    if let (Some(every), Some(store)) = (options.follow_every, &store) {
+        tokio::spawn(follow(
+            store.clone(),
+            follower.clone(),
+            engine_rx.clone(),
+            every,
+            send.clone(),
+        ));
     }
     let latest = Arc::new(Latest::default());
     let cache = Arc::new(std::sync::Mutex::new(None::<FilteredTimeline>));
@@ -315,6 +369,7 @@ async fn serve(
         let mut engine_rx = engine_rx.clone();
         let latest = latest.clone();
         let cache = cache.clone();
+        let follower = follower.clone();
         tokio::spawn(async move {
             let failed = |request: &Request, e: tokio::task::JoinError| {
                 tracing::error!(kind = request.kind(), error = %e, "background call failed");
@@ -327,9 +382,15 @@ async fn serve(
                         Err(_) => None,
                     };
                     match engine {
-                        Some(engine) => {
+                        Some(live) => {
+                            // What was written just before the recall is found, unless
+                            // catching up takes longer than a leg may.
+                            let catch_up = live.catch_up(store.clone(), news(send.clone()));
+                            let _ = tokio::time::timeout(live.stack.engine.timeout, catch_up).await;
                             let asked = r.clone();
-                            match tokio::spawn(async move { engine.recall(&r).await }).await {
+                            match tokio::spawn(async move { live.stack.engine.recall(&r).await })
+                                .await
+                            {
                                 Ok(mut response) => {
                                     for result in &mut response.results {
                                         result.summary = redact(&result.summary).into_owned();
@@ -352,12 +413,34 @@ async fn serve(
                         None => unavailable(&Request::Recall(r), "recall is unavailable"),
                     }
                 }
+                Request::Changes => {
+                    let looked = {
+                        let store = store.clone();
+                        tokio::task::spawn_blocking(move || follower.look(store.as_ref())).await
+                    };
+                    match looked {
+                        Ok(Ok(Some(change))) => {
+                            let live = match engine_rx.wait_for(|e| e.is_some()).await {
+                                Ok(e) => e.clone(),
+                                Err(_) => None,
+                            };
+                            if let Some(live) = live {
+                                live.catch_up(store.clone(), news(send.clone())).await;
+                            }
+                            Reply::Changes(Ok(Some(change)))
+                        }
+                        Ok(Ok(None)) => Reply::Changes(Ok(None)),
+                        Ok(Err(e)) => Reply::Changes(Err(e.to_string())),
+                        Err(e) => failed(&Request::Changes, e),
+                    }
+                }
                 other => {
                     let asked = other.clone();
                     let current = move || latest.is(asked.kind(), id);
                     let asked = other.clone();
+                    let generation = follower.generation();
                     tokio::task::spawn_blocking(move || {
-                        answer(store.as_ref(), other, &cache, &current)
+                        answer(store.as_ref(), other, &cache, generation, &current)
                     })
                     .await
                     .unwrap_or_else(|e| failed(&asked, e))
@@ -389,7 +472,15 @@ impl Latest {
 struct FilteredTimeline {
     filter: TimelineFilter,
     known_at: Option<Timestamp>,
+    /// The store's generation as the follower last saw it when the list was built.
+    generation: Option<u64>,
     fingerprints: Vec<String>,
+}
+
+/// The filtered-timeline cache, and the generation a hit must have been built at.
+struct CacheAt<'a> {
+    cache: &'a std::sync::Mutex<Option<FilteredTimeline>>,
+    generation: Option<u64>,
 }
 
 fn unavailable(request: &Request, why: &str) -> Reply {
@@ -404,6 +495,70 @@ fn unavailable(request: &Request, why: &str) -> Reply {
             Box::new(RecallResponse::unavailable(r, &why)),
             HashMap::new(),
         ),
+        Request::Changes => Reply::Changes(Err(why)),
+    }
+}
+
+/// Where a catch-up reports: indexing progress, and what it did when it did anything.
+fn news(send: impl Fn(u64, Reply) + Clone + Send + Sync + 'static) -> super::live::Report {
+    let progress = send.clone();
+    super::live::Report {
+        progress: Box::new(move |done, total| {
+            progress(
+                0,
+                Reply::Progress {
+                    label: "indexing",
+                    done,
+                    total,
+                },
+            )
+        }),
+        done: Box::new(move |c: CatchUp| {
+            if c != CatchUp::default() {
+                send(0, Reply::Indexed(c));
+            }
+        }),
+    }
+}
+
+/// Looks at the store's generation every `every` and reports what changed; then the
+/// recall indexes catch up in the background.
+async fn follow(
+    store: Arc<dyn MemoryStore>,
+    follower: Arc<Follower>,
+    recall: watch::Receiver<Option<Arc<LiveRecall>>>,
+    every: Duration,
+    send: impl Fn(u64, Reply) + Clone + Send + Sync + 'static,
+) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let looked = {
+            let store = store.clone();
+            let follower = follower.clone();
+            tokio::task::spawn_blocking(move || follower.look(store.as_ref())).await
+        };
+        match looked {
+            Ok(Ok(Some(change))) => {
+                send(0, Reply::Changed(change));
+                let mut recall = recall.clone();
+                let store = store.clone();
+                let report = news(send.clone());
+                tokio::spawn(async move {
+                    let live = match recall.wait_for(|e| e.is_some()).await {
+                        Ok(e) => e.clone(),
+                        Err(_) => None,
+                    };
+                    if let Some(live) = live {
+                        live.catch_up(store, report).await;
+                    }
+                });
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::debug!(error = %e, "cannot read the store's generation"),
+            Err(e) => tracing::warn!(error = %e, "looking for changes failed"),
+        }
     }
 }
 
@@ -411,6 +566,7 @@ fn answer(
     store: &dyn MemoryStore,
     request: Request,
     cache: &std::sync::Mutex<Option<FilteredTimeline>>,
+    generation: Option<u64>,
     current: &dyn Fn() -> bool,
 ) -> Reply {
     let text = |e: crate::store::StoreError| e.to_string();
@@ -422,7 +578,16 @@ fn answer(
             offset,
             limit,
         } => Reply::Timeline(
-            timeline(store, &filter, known_at, offset, limit, cache, current).map_err(text),
+            timeline(
+                store,
+                &filter,
+                known_at,
+                offset,
+                limit,
+                &CacheAt { cache, generation },
+                current,
+            )
+            .map_err(text),
         ),
         Request::Episode(fp) => Reply::Episode(episode(store, &fp).map_err(text)),
         Request::Lineage {
@@ -431,6 +596,10 @@ fn answer(
         } => Reply::Lineage(lineage(store, &fingerprint, known_at).map_err(|e| e.to_string())),
         Request::Entity(key) => Reply::Entity(entity(store, key).map_err(text)),
         Request::Recall(r) => unavailable(&Request::Recall(r), "recall runs on its own task"),
+        Request::Changes => unavailable(
+            &Request::Changes,
+            "changes are looked for on their own task",
+        ),
     }
 }
 
@@ -459,7 +628,7 @@ fn timeline(
     known_at: Option<Timestamp>,
     offset: usize,
     limit: usize,
-    cache: &std::sync::Mutex<Option<FilteredTimeline>>,
+    at: &CacheAt<'_>,
     current: &dyn Fn() -> bool,
 ) -> Result<TimelinePage, crate::store::StoreError> {
     if filter.is_empty() && known_at.is_none() {
@@ -480,14 +649,14 @@ fn timeline(
             total,
         });
     }
-    let mut cached = cache.lock().map_err(|_| {
+    let mut cached = at.cache.lock().map_err(|_| {
         crate::store::StoreError::Backend(
             "the timeline cache was poisoned by an earlier failure".into(),
         )
     })?;
-    let hit = cached
-        .as_ref()
-        .is_some_and(|c| c.filter == *filter && c.known_at == known_at);
+    let hit = cached.as_ref().is_some_and(|c| {
+        c.filter == *filter && c.known_at == known_at && c.generation == at.generation
+    });
     if !hit {
         let needle = filter.text.as_ref().map(|t| t.to_lowercase());
         let mut matching = Vec::new();
@@ -527,6 +696,7 @@ fn timeline(
         *cached = Some(FilteredTimeline {
             filter: filter.clone(),
             known_at,
+            generation: at.generation,
             fingerprints: matching,
         });
     }

@@ -170,9 +170,18 @@ impl Session {
         self.flush_events(line.number)
     }
 
-    /// Applies background replies until nothing is pending. Replies are applied only here,
-    /// so what a script sees never depends on timing.
+    /// Applies background replies until nothing is pending, then asks once whether another
+    /// process wrote to the store and applies that too. Replies and changes are applied only
+    /// here, so what a script sees never depends on timing.
     pub fn wait_idle(&mut self, line: usize) -> Result<(), HeadlessError> {
+        self.drain(line)?;
+        if self.app.check_for_changes() {
+            self.drain(line)?;
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self, line: usize) -> Result<(), HeadlessError> {
         while !self.app.is_idle() {
             match self.app.worker().recv_timeout(self.options.idle_timeout) {
                 Some(reply) => self.app.on_reply(reply),

@@ -57,6 +57,14 @@ impl Timestamp {
         }
     }
 
+    /// `HH:MM:SS`, for the status bar.
+    pub fn clock(self) -> String {
+        match self.to_datetime() {
+            Ok(t) => t.format("%H:%M:%S").to_string(),
+            Err(_) => format!("@{}ms", self.0),
+        }
+    }
+
     /// `YYYY-MM-DD HH:MM`, for tables.
     pub fn short(self) -> String {
         match self.to_datetime() {

@@ -93,19 +93,15 @@ impl RecallStack {
         notices.extend(semantic_down.clone());
         let mut report = SyncReport::default();
         if options.sync {
-            // Each index catches up on its own: a failing embedder never holds back BM25.
-            if let Some(t) = &text {
-                match sync_text(store.as_ref(), t, progress) {
-                    Ok(n) => report.text_indexed = n,
-                    Err(e) => notices.push(format!("text index catch-up stopped: {e}")),
-                }
-            }
-            if let (Some(v), Some(e)) = (&vectors, &embedder) {
-                match sync_vectors(store.as_ref(), v.as_ref(), e.as_ref(), progress) {
-                    Ok(n) => report.vectors_embedded = n,
-                    Err(e) => notices.push(format!("vector index catch-up stopped: {e}")),
-                }
-            }
+            let (caught_up, problems) = catch_up(
+                store.as_ref(),
+                text.as_deref(),
+                &vectors,
+                &embedder,
+                progress,
+            );
+            report = caught_up;
+            notices.extend(problems);
         }
         let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
         match (&embedder, &vectors) {
@@ -136,4 +132,46 @@ impl RecallStack {
             notices,
         }
     }
+}
+
+impl RecallStack {
+    /// Brings the indexes up to the store's ingest log; what stopped a catch-up is returned,
+    /// not raised, so one index failing never holds back the other.
+    pub fn catch_up(
+        &self,
+        store: &dyn MemoryStore,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> (SyncReport, Vec<String>) {
+        catch_up(
+            store,
+            self.text.as_deref(),
+            &self.vectors,
+            &self.embedder,
+            progress,
+        )
+    }
+}
+
+fn catch_up(
+    store: &dyn MemoryStore,
+    text: Option<&Bm25Index>,
+    vectors: &Option<Arc<dyn VectorStore>>,
+    embedder: &Option<Arc<dyn Embedder>>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> (SyncReport, Vec<String>) {
+    let mut report = SyncReport::default();
+    let mut problems = Vec::new();
+    if let Some(t) = text {
+        match sync_text(store, t, progress) {
+            Ok(n) => report.text_indexed = n,
+            Err(e) => problems.push(format!("text index catch-up stopped: {e}")),
+        }
+    }
+    if let (Some(v), Some(e)) = (vectors, embedder) {
+        match sync_vectors(store, v.as_ref(), e.as_ref(), progress) {
+            Ok(n) => report.vectors_embedded = n,
+            Err(e) => problems.push(format!("vector index catch-up stopped: {e}")),
+        }
+    }
+    (report, problems)
 }

@@ -2,6 +2,7 @@
 
 pub mod falkordb;
 pub mod qdrant;
+pub mod tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

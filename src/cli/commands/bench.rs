@@ -48,6 +48,11 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             size,
             dir,
         } => super::bench_explorer::run(ctx, episodes, *frames, *size, dir.as_deref()),
+        BenchCommand::Live {
+            episodes,
+            writes,
+            dir,
+        } => super::bench_live::run(ctx, episodes, *writes, dir.as_deref()),
         BenchCommand::Server {
             episodes,
             queries,

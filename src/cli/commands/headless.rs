@@ -21,6 +21,7 @@ pub fn run(ctx: &Context, args: &HeadlessArgs) -> Result<ExitCode> {
             mask_volatile: args.mask,
             record_events: args.events.is_some(),
             leg_timeout: Some(Duration::from_millis(args.leg_timeout_ms)),
+            follow: false,
         },
         Rect::new(0, 0, width, height),
     )?;

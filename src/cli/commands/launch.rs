@@ -21,6 +21,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
             mask_volatile: false,
             record_events: false,
             leg_timeout: None,
+            follow: true,
         },
         Rect::new(0, 0, 80, 24),
     )?;

@@ -181,7 +181,7 @@ impl App {
     }
 
     /// Without a fixed `--now`, "now" follows the wall clock when asked to.
-    fn tick_clock(&mut self) {
+    pub(super) fn tick_clock(&mut self) {
         if self.live_clock {
             let was_now = self.as_of == AsOf::now(self.now);
             self.now = Timestamp::now();

@@ -3,6 +3,7 @@
 
 mod dispatch;
 mod input;
+mod live;
 mod replies;
 
 use std::collections::HashMap;
@@ -25,6 +26,7 @@ use crate::recall::{FusionPolicy, LegSet, RecallResponse};
 
 pub use dispatch::{EntityRow, LineageRow};
 pub use input::MouseKind;
+pub use live::{LiveState, what_changed};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -132,6 +134,8 @@ pub struct App {
     pub palette: TextArea<'static>,
     /// A one-line answer to the last command (a palette error, an empty query).
     pub message: Option<String>,
+    /// What other processes wrote while the explorer was open.
+    pub live: LiveState,
     recall_k: usize,
     worker: Worker,
     latest: HashMap<&'static str, u64>,
@@ -196,6 +200,7 @@ impl App {
             search: TextArea::default(),
             palette: TextArea::default(),
             message: None,
+            live: LiveState::default(),
             recall_k: options.recall_k,
             worker,
             latest: HashMap::new(),
@@ -270,6 +275,8 @@ impl App {
         }
         self.selected = Some(fingerprint.to_string());
         self.detail = None;
+        self.live.selection_note = None;
+        self.live.compare_detail = false;
         self.facts_cursor = Cursor::default();
         self.lineage = None;
         self.lineage_cursor = Cursor::default();

@@ -76,6 +76,7 @@ impl App {
                 self.store_error(e);
             }
             Reply::Episode(Ok(detail)) => {
+                self.compare_selection(detail.as_ref());
                 if detail.is_none() {
                     self.message = Some(format!(
                         "no episode {}",
@@ -104,6 +105,13 @@ impl App {
                 let len = response.results.len();
                 self.recall.response = Some(*response);
                 self.recall.cursor.set(self.recall.cursor.index, len);
+            }
+            Reply::Changes(Ok(Some(change))) | Reply::Changed(change) => self.apply_change(change),
+            Reply::Changes(Ok(None)) => {}
+            Reply::Changes(Err(e)) => self.store_error(e),
+            Reply::Indexed(catch_up) => {
+                self.progress = None;
+                self.notices.extend(catch_up.problems);
             }
         }
         self.after_resize();

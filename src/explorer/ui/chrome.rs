@@ -140,6 +140,15 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
         Span::styled(" ● ", health_style),
         Span::styled(health, health_style),
     ];
+    if app.health == Health::Ok {
+        spans.push(Span::styled(" · live", t.good()));
+        if let Some(at) = app.live.changed_at {
+            spans.push(Span::styled(
+                format!(" · changed {}", at.clock()),
+                t.accent(),
+            ));
+        }
+    }
     if let Some(s) = &app.summary {
         spans.push(Span::styled(
             format!(

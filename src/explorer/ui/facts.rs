@@ -22,11 +22,13 @@ pub fn state_style(t: &Theme, state: FactState) -> Style {
 
 pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let t = &app.theme;
-    let title = app
-        .selected
-        .as_deref()
-        .map(|fp| Span::styled(format!("{} ", clip(fp, 40)), t.muted()))
-        .unwrap_or_default();
+    let mut title = Line::default();
+    if let Some(fp) = app.selected.as_deref() {
+        title.push_span(Span::styled(format!("{} ", clip(fp, 40)), t.muted()));
+    }
+    if let Some(note) = &app.live.selection_note {
+        title.push_span(Span::styled(format!("· {} ", clip(note, 80)), t.warn()));
+    }
     frame.render_widget(pane_block(app, Pane::Facts, title), rect);
     let area = inner(rect);
     if area.height < 4 {

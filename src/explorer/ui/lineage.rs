@@ -9,7 +9,13 @@ use crate::explorer::pane::Pane;
 
 pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let t = &app.theme;
-    frame.render_widget(pane_block(app, Pane::Lineage, ""), rect);
+    let note = app
+        .live
+        .selection_note
+        .as_deref()
+        .map(|n| Span::styled(format!("{} ", clip(n, 60)), t.warn()))
+        .unwrap_or_default();
+    frame.render_widget(pane_block(app, Pane::Lineage, note), rect);
     let area = inner(rect);
     if area.height < 2 {
         return;

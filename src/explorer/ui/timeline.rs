@@ -10,10 +10,13 @@ use crate::explorer::pane::Pane;
 pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let t = &app.theme;
     let tl = &app.timeline;
-    let count = match tl.total {
+    let mut count = match tl.total {
         Some(n) => format!("{n} episodes "),
         None => "loading… ".into(),
     };
+    if !app.live.new_episodes.is_empty() {
+        count.push_str(&format!("· {} new ", app.live.new_episodes.len()));
+    }
     frame.render_widget(
         pane_block(app, Pane::Timeline, Span::styled(count, t.muted())),
         rect,
@@ -33,8 +36,13 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         filter.push(format!("known by {}", app.as_of.known_at.short()));
     }
     let filter_line = if filter.is_empty() {
+        let fresh = if app.live.new_episodes.is_empty() {
+            ""
+        } else {
+            " · ● new since opened"
+        };
         Line::styled(
-            "newest first · ▲ superseded an earlier one · ▽ superseded later",
+            format!("newest first · ▲ superseded an earlier one · ▽ superseded later{fresh}"),
             t.muted(),
         )
     } else {
@@ -53,6 +61,11 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let height = list.height.saturating_sub(1) as usize;
     let focused = app.focus == Pane::Timeline;
     let start = tl.cursor.scroll;
+    let visible = start..(start + height).min(tl.len());
+    let any_new = visible
+        .clone()
+        .filter_map(|i| tl.row(i))
+        .any(|r| app.live.is_new(&r.fingerprint));
     let rows: Vec<Row> = (start..(start + height).min(tl.len()))
         .map(|i| {
             let selected = i == tl.cursor.index;
@@ -64,8 +77,18 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
                         (false, true) => " ▽",
                         (false, false) => "  ",
                     };
+                    let mut marks = Line::default();
+                    if any_new {
+                        let new = if app.live.is_new(&r.fingerprint) {
+                            "●"
+                        } else {
+                            " "
+                        };
+                        marks.push_span(Span::styled(new, t.accent()));
+                    }
+                    marks.push_span(Span::styled(mark, t.warn()));
                     Row::new(vec![
-                        Cell::from(Span::styled(mark, t.warn())),
+                        Cell::from(marks),
                         Cell::from(Span::styled(r.concluded_at.short(), t.muted())),
                         Cell::from(r.fingerprint.clone()),
                         Cell::from(r.summary.clone()),
@@ -83,7 +106,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
             }
         })
         .collect();
-    let fp_width = (start..(start + height).min(tl.len()))
+    let fp_width = visible
         .filter_map(|i| tl.row(i))
         .map(|r| r.fingerprint.chars().count())
         .max()
@@ -92,7 +115,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let table = Table::new(
         rows,
         [
-            Constraint::Length(2),
+            Constraint::Length(if any_new { 3 } else { 2 }),
             Constraint::Length(16),
             Constraint::Length(fp_width),
             Constraint::Min(10),

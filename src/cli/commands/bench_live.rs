@@ -1,0 +1,181 @@
+//! `strata bench live`: how soon an open explorer shows what another process wrote, and how
+//! soon its recall finds it.
+
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, bail, eyre};
+use ratatui::layout::Rect;
+use serde::Serialize;
+
+use super::bench::{fill, scratch_dir};
+use super::bench_recall::{Percentiles, percentiles};
+use crate::cli::context::Context;
+use crate::cli::output::print_json;
+use strata::embed::HashEmbedder;
+use strata::explorer::action::Action;
+use strata::explorer::{
+    App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
+};
+use strata::model::Timestamp;
+use strata::recall::{RecallStack, StackOptions};
+use strata::store::embedded::EmbeddedStore;
+use strata::store::{MemoryStore, TimelineQuery};
+
+/// The embedded store's follow interval (as the explorer uses it) and the bound to meet.
+const FOLLOW_EVERY: Duration = Duration::from_millis(250);
+const TARGET_MS: f64 = 1000.0;
+
+#[derive(Serialize)]
+struct LiveBench {
+    episodes: usize,
+    writes: usize,
+    follow_every_ms: u128,
+    /// From the writing process's exit (its batch committed) to the new row in the
+    /// explorer's timeline.
+    write_to_timeline_ms: Percentiles,
+    /// From the same moment to a recall for the new episode's text that ranks it.
+    write_to_recall_ms: Percentiles,
+    target_ms: f64,
+    meets_target: bool,
+}
+
+pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) -> Result<ExitCode> {
+    let mut results = Vec::new();
+    for &n in sizes {
+        let tmp = scratch_dir(dir)?;
+        eprintln!("bench live: {n} episodes, {writes} writes");
+        fill(ctx, &EmbeddedStore::open(tmp.path())?, n, 10_000)?;
+        results.push(bench(ctx, tmp.path(), n, writes)?);
+    }
+    print_json(&serde_json::json!({ "bench": "live", "results": results }))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Applies replies until `done` holds.
+fn settle(app: &mut App, done: impl Fn(&App) -> bool) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while !done(app) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(eyre!("the explorer did not settle within 300 s"));
+        }
+        if let Some(reply) = app
+            .worker()
+            .recv_timeout(left.min(Duration::from_millis(10)))
+        {
+            app.on_reply(reply);
+        }
+    }
+    Ok(())
+}
+
+fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench> {
+    let data = dir.to_path_buf();
+    let index_dir = dir.join("index");
+    let open_store: StoreOpener = Box::new(move || {
+        let store = EmbeddedStore::open(&data).map_err(|e| e.to_string())?;
+        Ok((Arc::new(store) as Arc<dyn MemoryStore>, Vec::new()))
+    });
+    let open_recall: RecallOpener = Box::new(move |store, progress| {
+        RecallStack::open(
+            store,
+            Ok(Arc::new(HashEmbedder::default())),
+            &StackOptions {
+                index_dir,
+                sync: true,
+                vectors: Default::default(),
+            },
+            progress,
+        )
+    });
+    let worker = Worker::start_with(
+        open_store,
+        open_recall,
+        WorkerOptions {
+            follow_every: Some(FOLLOW_EVERY),
+        },
+    )?;
+    let mut app = App::new(
+        Options {
+            now: ctx.now,
+            theme: Theme::default(),
+            keymap: Keymap::defaults().map_err(|e| eyre!(e))?,
+            mask_volatile: false,
+            record_events: false,
+            recall_k: 10,
+            live_clock: false,
+        },
+        worker,
+        Rect::new(0, 0, 200, 60),
+    );
+    settle(&mut app, App::is_idle)?;
+    let newest = EmbeddedStore::open(dir)?
+        .timeline(&TimelineQuery {
+            limit: 1,
+            ..TimelineQuery::default()
+        })?
+        .first()
+        .map_or(ctx.now, |e| e.concluded_at);
+    let exe = std::env::current_exe()?;
+    let mut to_timeline = Vec::with_capacity(writes);
+    let mut to_recall = Vec::with_capacity(writes);
+    for i in 0..writes {
+        let fp = format!("BENCH-LIVE-{i}");
+        let text = format!("bench live write {i} wombat{i} marmot{i}");
+        let file = dir.join(format!("{fp}.ndjson"));
+        std::fs::write(&file, record(&fp, &text, newest, i)?)?;
+        let status = Command::new(&exe)
+            .env("STRATA_EMBEDDER", "hash")
+            .arg("--data")
+            .arg(dir)
+            .arg("--now")
+            .arg(ctx.now.to_rfc3339())
+            .arg("ingest")
+            .arg(&file)
+            .arg("--no-index")
+            .output()?;
+        if !status.status.success() {
+            bail!("ingest failed: {}", String::from_utf8_lossy(&status.stderr));
+        }
+        let written = Instant::now();
+        settle(&mut app, |a| {
+            a.timeline.rows.iter().any(|r| r.fingerprint == fp)
+        })?;
+        to_timeline.push(written.elapsed().as_secs_f64() * 1e3);
+        app.dispatch(Action::RecallQuery(text));
+        settle(&mut app, |a| {
+            !a.recall.running
+                && a.recall
+                    .response
+                    .as_ref()
+                    .is_some_and(|r| r.results.iter().any(|x| x.fingerprint == fp))
+        })?;
+        to_recall.push(written.elapsed().as_secs_f64() * 1e3);
+    }
+    let write_to_timeline_ms = percentiles(to_timeline);
+    let meets_target = write_to_timeline_ms.max <= TARGET_MS;
+    Ok(LiveBench {
+        episodes: n,
+        writes,
+        follow_every_ms: FOLLOW_EVERY.as_millis(),
+        write_to_timeline_ms,
+        write_to_recall_ms: percentiles(to_recall),
+        target_ms: TARGET_MS,
+        meets_target,
+    })
+}
+
+/// One episode concluded after every other, so it lands on the first timeline page.
+fn record(fp: &str, text: &str, newest: Timestamp, i: usize) -> Result<String> {
+    let at = newest.plus_millis((i as i64 + 1) * 60_000);
+    Ok(serde_json::to_string(&serde_json::json!({
+        "incident_fingerprint": fp,
+        "summary_nl": text,
+        "resolution_nl": "restarted it",
+        "concluded_at": at.to_rfc3339(),
+        "mentions": [{"entity_type": "service", "entity_ref": "bench-live"}],
+    }))?)
+}

@@ -1,0 +1,125 @@
+//! Applying what another process wrote while the explorer is open: the same page, the
+//! same selection and scroll, the new rows marked, and a word on what changed under the
+//! selected episode.
+
+use std::collections::{BTreeSet, HashSet};
+
+use super::App;
+use crate::explorer::live::Change;
+use crate::explorer::worker::{EpisodeDetail, Request};
+use crate::model::{FactEdge, Timestamp};
+
+/// New episodes remembered for marking; beyond this a bulk load marks only its first.
+const MARKED_AT_MOST: usize = 10_000;
+
+#[derive(Default)]
+pub struct LiveState {
+    /// On the explorer's clock, when the last change from the store was applied.
+    pub changed_at: Option<Timestamp>,
+    /// Episodes that arrived while the explorer was open.
+    pub new_episodes: HashSet<String>,
+    /// What the last changes did to the selected episode, said in its panes.
+    pub selection_note: Option<String>,
+    /// The next episode reply refreshes the selection: compare it with what was shown.
+    pub(super) compare_detail: bool,
+}
+
+impl LiveState {
+    pub fn is_new(&self, fingerprint: &str) -> bool {
+        self.new_episodes.contains(fingerprint)
+    }
+}
+
+impl App {
+    /// Asks the worker once whether the store changed (headless `WaitIdle`); returns whether
+    /// it asked.
+    pub fn check_for_changes(&mut self) -> bool {
+        if !self.backend_opened {
+            return false;
+        }
+        self.request(Request::Changes);
+        true
+    }
+
+    /// Re-reads what is on screen after another process wrote to the store.
+    pub(super) fn apply_change(&mut self, change: Change) {
+        self.tick_clock();
+        self.live.changed_at = Some(self.now);
+        for fp in change.new_episodes {
+            if self.live.new_episodes.len() >= MARKED_AT_MOST {
+                break;
+            }
+            self.live.new_episodes.insert(fp);
+        }
+        self.request(Request::Stats);
+        let offset = self.timeline.offset;
+        self.reload_timeline(offset, false);
+        if let Some(fp) = self.selected.clone() {
+            self.live.compare_detail = self.detail.is_some();
+            self.request(Request::Episode(fp));
+            self.request_lineage();
+        }
+        if let Some(e) = &self.entity {
+            let key = e.key.clone();
+            self.request(Request::Entity(key));
+        }
+    }
+
+    /// Notes how the refreshed selection differs from the one shown.
+    pub(super) fn compare_selection(&mut self, fresh: Option<&EpisodeDetail>) {
+        if !std::mem::take(&mut self.live.compare_detail) {
+            return;
+        }
+        if let (Some(old), Some(new)) = (&self.detail, fresh)
+            && let Some(note) = what_changed(old, new)
+        {
+            self.live.selection_note = Some(note);
+        }
+    }
+}
+
+/// `updated: INC-9 superseded MENTIONS change:cfg-1`, or `None` when nothing the panes show
+/// changed.
+pub fn what_changed(old: &EpisodeDetail, new: &EpisodeDetail) -> Option<String> {
+    let was_closed = |f: &FactEdge| {
+        old.facts
+            .iter()
+            .any(|o| o.relation == f.relation && o.entity == f.entity && o.expired_at.is_some())
+    };
+    let closed: Vec<&FactEdge> = new
+        .facts
+        .iter()
+        .filter(|f| f.expired_at.is_some() && !was_closed(f))
+        .collect();
+    if !closed.is_empty() {
+        let by: BTreeSet<&str> = closed
+            .iter()
+            .filter_map(|f| f.superseded_by.as_deref())
+            .collect();
+        let who = if by.is_empty() {
+            "a later episode".to_string()
+        } else {
+            by.into_iter().collect::<Vec<_>>().join(", ")
+        };
+        let what = match closed.as_slice() {
+            [one] => format!(
+                "{} {}:{}",
+                one.relation.as_str(),
+                one.entity.entity_type,
+                one.entity.entity_ref
+            ),
+            many => format!("{} facts", many.len()),
+        };
+        return Some(format!("updated: {who} superseded {what}"));
+    }
+    if old.facts.len() != new.facts.len()
+        || old.supersedes.len() != new.supersedes.len()
+        || old.superseded_by.len() != new.superseded_by.len()
+    {
+        return Some("updated: its facts or lineage changed".into());
+    }
+    if old.skills.len() != new.skills.len() || old.lesson != new.lesson {
+        return Some("updated: its lesson or skills changed".into());
+    }
+    None
+}

@@ -1,0 +1,80 @@
+//! The real binary in a real terminal: a tmux server of its own, keys in, the screen out.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A tmux server on a socket of its own running one session, `strata`; killed on drop.
+pub struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    /// Runs `command` in a 120×40 session; the socket lives in `dir`.
+    pub fn start(dir: &Path, command: &str) -> Tmux {
+        let tmux = Tmux {
+            socket: dir.join("tmux.sock"),
+        };
+        let started = tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "strata",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            command,
+        ]);
+        assert!(
+            started.status.success(),
+            "{}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+        tmux
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux is installed by scripts/test")
+    }
+
+    pub fn keys(&self, keys: &str) {
+        self.run(&["send-keys", "-t", "strata", keys]);
+    }
+
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "strata"]).stdout)
+            .into_owned()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.run(&["has-session", "-t", "strata"]).status.success()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// Polls the pane until `ready` holds; a real terminal has no idle signal to wait on.
+pub fn wait_for(tmux: &Tmux, what: &str, ready: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let s = tmux.screen();
+        if ready(&s) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}; the screen:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
