@@ -172,7 +172,15 @@ fn lineage_and_stats_json() {
     assert_eq!(v["forwards"][0]["episode"], "INC-2");
     assert_eq!(v["forwards"][0]["entity_ref"], "cfg-INC-1");
     assert_eq!(v["backwards"].as_array().unwrap().len(), 0);
-    let s = json_of(&data, &["stats", "--json"]);
+    let mut s = json_of(&data, &["stats", "--json"]);
+    let id = s["store_id"].take();
+    assert!(
+        uuid::Uuid::parse_str(id.as_str().unwrap_or_default()).is_ok(),
+        "store_id is not a UUID: {id}"
+    );
+    assert!(s["generation"].as_u64().is_some_and(|g| g >= 1), "{s}");
+    s.as_object_mut().unwrap().remove("store_id");
+    s.as_object_mut().unwrap().remove("generation");
     assert_eq!(
         s,
         json!({"episodes": 3, "entities": 5, "mentions": 3, "resolved_by": 3, "supersedes": 1, "invalidated_edges": 1})

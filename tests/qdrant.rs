@@ -339,8 +339,14 @@ fn a_killed_qdrant_fails_the_leg_open_and_the_leg_recovers_on_its_own() {
     assert_eq!(fingerprints(&again), fingerprints(&before));
 }
 
-fn threads() -> usize {
-    std::fs::read_dir("/proc/self/task").unwrap().count()
+/// The threads of runtimes named `name`: other tests in this binary run at the same time and
+/// start threads of their own.
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
 }
 
 /// Stopped (SIGSTOP): the leg times out at its bound on every recall while the others
@@ -355,7 +361,12 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
     let dir = tempfile::tempdir().unwrap();
     let store = demo_store(dir.path());
     let s = stack(store, &dir.path().join("index"), &server.url());
-    let rt = runtime();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("stopped-qdrant")
+        .enable_all()
+        .build()
+        .unwrap();
     let q = request(
         "certificate expired on every hostname",
         &["service:caddy"],
@@ -368,7 +379,7 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
         "{:?}",
         before.legs.semantic
     );
-    let threads_before = threads();
+    let threads_before = threads_named("stopped-qdrant");
 
     server.pause(true);
     let mut refused = 0;
@@ -387,7 +398,7 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
         assert_eq!(r.legs.graph.status, LegStatus::Ok);
     }
     assert!(refused > 0, "no search was refused while two were waiting");
-    let grown = threads().saturating_sub(threads_before);
+    let grown = threads_named("stopped-qdrant").saturating_sub(threads_before);
     assert!(
         grown <= 4,
         "{grown} more threads after 16 recalls against a stopped server"

@@ -8,14 +8,15 @@ use common::tmux::{Tmux, wait_for};
 
 #[test]
 fn the_explorer_runs_in_a_real_terminal() {
+    // The first launch on the default data directory (here under a scratch XDG_DATA_HOME)
+    // is the one place the demo is seeded unasked.
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
     let tmux = Tmux::start(
         dir.path(),
         &format!(
-            "env STRATA_EMBEDDER=hash STRATA_NOW=2026-12-01T00:00:00Z {} --data {}",
+            "env -u STRATA_DATA XDG_DATA_HOME={} STRATA_EMBEDDER=hash STRATA_NOW=2026-12-01T00:00:00Z {}",
+            dir.path().join("xdg").display(),
             env!("CARGO_BIN_EXE_strata"),
-            data.display()
         ),
     );
 
@@ -45,4 +46,56 @@ fn the_explorer_runs_in_a_real_terminal() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn an_empty_store_opens_empty_and_says_how_to_fill_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let strata = env!("CARGO_BIN_EXE_strata");
+    let tmux = Tmux::start(
+        dir.path(),
+        &format!(
+            "env STRATA_EMBEDDER=hash STRATA_NOW=2026-12-01T00:00:00Z {strata} --data {}",
+            data.display()
+        ),
+    );
+    let screen = wait_for(&tmux, "the empty-state screen", |s| {
+        s.contains("this memory is empty")
+    });
+    assert!(screen.contains("strata ingest FILE"), "{screen}");
+    assert!(screen.contains("strata demo"), "{screen}");
+    assert!(!screen.contains("seeded the demo memory"), "{screen}");
+    tmux.keys("q");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while tmux.is_running() {
+        assert!(Instant::now() < deadline, "q did not quit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(tmux);
+    let stats = std::process::Command::new(strata)
+        .args(["--data", data.to_str().unwrap(), "stats", "--json"])
+        .env("STRATA_EMBEDDER", "hash")
+        .output()
+        .unwrap();
+    assert!(
+        stats.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stats.stderr)
+    );
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(stats["episodes"], 0, "{stats}");
+
+    // Asked for, the demo goes in.
+    let tmux = Tmux::start(
+        dir.path(),
+        &format!(
+            "env STRATA_EMBEDDER=hash STRATA_NOW=2026-12-01T00:00:00Z {strata} --data {} --demo",
+            data.display()
+        ),
+    );
+    let screen = wait_for(&tmux, "the demo seeded with --demo", |s| {
+        s.contains("300 episodes")
+    });
+    assert!(screen.contains("seeded the demo memory"), "{screen}");
 }

@@ -42,6 +42,11 @@ pub struct Cli {
     #[command(flatten)]
     pub embedder: EmbedderArgs,
 
+    /// Open the explorer on the demo memory: seed it first if the store is empty (only the first
+    /// launch on the default data directory does this unasked)
+    #[arg(long)]
+    pub demo: bool,
+
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -26,6 +26,8 @@ pub struct Context {
     pub vectors: VectorLocation,
     /// `--allow-future-now`: see [`Self::knowledge_time`].
     pub allow_future_now: bool,
+    /// Neither `--data` nor `STRATA_DATA` was given: the data lives in the platform's data dir.
+    pub default_data_dir: bool,
 }
 
 /// How far ahead of the wall clock a write's knowledge time may be.
@@ -90,6 +92,7 @@ impl Context {
             config,
             embedder,
             allow_future_now: false,
+            default_data_dir: false,
         })
     }
 
@@ -117,8 +120,27 @@ impl Context {
         self.live_clock
     }
 
+    /// Opens the store; a server that would lose what it acknowledges gets a warning on
+    /// stderr, once.
     pub fn open_store(&self) -> Result<Arc<dyn MemoryStore>> {
-        Ok(self.store.open()?)
+        let store = self.store.open()?;
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        if let Some(warning) = store.durability_warning() {
+            WARNED.call_once(|| crate::cli::output::say!("warning: {warning}"));
+        }
+        Ok(store)
+    }
+
+    /// The explorer seeds the demo memory unasked only here: the first launch on the default
+    /// data directory, before any store exists in it. Anywhere else an empty store (a typo
+    /// of a graph name, a freshly restarted server) stays empty and says how to fill it.
+    pub fn first_launch(&self) -> bool {
+        let StoreLocation::Embedded(dir) = &self.store else {
+            return false;
+        };
+        self.default_data_dir
+            && !dir.join(strata::store::embedded::STORE_DIR).exists()
+            && !dir.join(strata::store::embedded::LEGACY_FILE).exists()
     }
 
     pub fn index_dir(&self) -> PathBuf {

@@ -50,6 +50,9 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
                     .to_string(),
             );
         }
+        if let Some(warning) = store.durability_warning() {
+            notices.push(warning);
+        }
         match store.stats() {
             Ok(stats) if seed_demo && stats.episodes == 0 && !store.read_only() => {
                 let report = strata::demo::seed(store.as_ref()).map_err(|e| e.to_string())?;

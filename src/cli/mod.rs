@@ -15,6 +15,7 @@ use args::Command;
 use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    let default_data_dir = cli.data.is_none();
     let mut ctx = Context::new(
         cli.data,
         cli.now,
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         (cli.store, cli.vectors),
     )?;
     ctx.allow_future_now = cli.allow_future_now;
+    ctx.default_data_dir = default_data_dir;
     let extra: Vec<(String, String)> = ctx
         .config
         .redact
@@ -34,7 +36,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         .map_err(|e| color_eyre::eyre::eyre!("config [redact]: {e}"))?;
     let _log_guard = ctx.init_logging();
     match cli.command {
-        None => commands::launch::run(&ctx),
+        None => commands::launch::run(&ctx, cli.demo),
         Some(Command::Ingest(a)) => commands::ingest::run(&ctx, &a),
         Some(Command::Import(c)) => commands::import::run(&ctx, &c),
         Some(Command::Demo(a)) => commands::demo::run(&ctx, a.json),

@@ -148,6 +148,12 @@ pub trait MemoryStore: Send + Sync {
     /// skills, code units): what a live view polls to learn that there is something new.
     fn generation(&self) -> Result<u64, StoreError>;
 
+    /// Why writes acknowledged here would not survive a restart (a server with persistence
+    /// off), or `None` when they would, or when the store cannot tell.
+    fn durability_warning(&self) -> Option<String> {
+        None
+    }
+
     fn check(&self) -> Result<IntegrityReport, StoreError>;
 
     /// The graph leg's walk (hop 1 from `seeds`, hop 2 through shared entities of at most

@@ -12,7 +12,7 @@ use strata::store::falkordb::{FalkorStore, FalkorUrl};
 pub struct Server {
     pub port: u16,
     child: Option<Child>,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 fn install_dir() -> PathBuf {
@@ -36,6 +36,31 @@ pub fn free_port() -> u16 {
 impl Server {
     /// Starts FalkorDB on `port` (a free one when None).
     pub fn start(port: Option<u16>) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = Self::spawn(port, dir.path(), &["--save", "", "--appendonly", "no"]);
+        server._dir = Some(dir);
+        server
+    }
+
+    /// Starts FalkorDB as `scripts/falkordb` does (append-only file, fsync every second) with
+    /// its files in `dir`, which outlives it: start it again on `dir` to restart it.
+    pub fn start_durable(dir: &std::path::Path) -> Server {
+        Self::spawn(
+            None,
+            dir,
+            &["--appendonly", "yes", "--appendfsync", "everysec"],
+        )
+    }
+
+    /// Stops the server the way an operator does (SIGTERM: it flushes and exits).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill").arg(c.id().to_string()).status();
+            let _ = c.wait();
+        }
+    }
+
+    fn spawn(port: Option<u16>, dir: &std::path::Path, persistence: &[&str]) -> Server {
         let bin = install_dir();
         assert!(
             bin.join("redis-server").is_file(),
@@ -43,7 +68,6 @@ impl Server {
             bin.display()
         );
         let port = port.unwrap_or_else(free_port);
-        let dir = tempfile::tempdir().unwrap();
         let child = Command::new(bin.join("redis-server"))
             .args([
                 "--port",
@@ -53,8 +77,9 @@ impl Server {
                 "--loadmodule",
             ])
             .arg(bin.join("falkordb.so"))
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(dir.path())
+            .args(persistence)
+            .arg("--dir")
+            .arg(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -62,7 +87,7 @@ impl Server {
         let server = Server {
             port,
             child: Some(child),
-            _dir: dir,
+            _dir: None,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -7,8 +7,9 @@ use ratatui::layout::Rect;
 use crate::cli::context::Context;
 use crate::cli::explorer::{Launch, build_app};
 
-/// `strata` with no subcommand: the explorer, on the demo memory if the store is empty.
-pub fn run(ctx: &Context) -> Result<ExitCode> {
+/// `strata` with no subcommand: the explorer. The demo memory is seeded into an empty store
+/// only with `--demo` or on the very first launch on the default data directory.
+pub fn run(ctx: &Context, demo: bool) -> Result<ExitCode> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         bail!(
             "the explorer needs a terminal; for scripts use a subcommand (strata --help) or strata headless --script FILE"
@@ -17,7 +18,7 @@ pub fn run(ctx: &Context) -> Result<ExitCode> {
     let app = build_app(
         ctx,
         &Launch {
-            seed_demo: true,
+            seed_demo: demo || ctx.first_launch(),
             mask_volatile: false,
             record_events: false,
             leg_timeout: None,

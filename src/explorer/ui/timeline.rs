@@ -7,6 +7,15 @@ use super::{clip, inner, pane_block};
 use crate::explorer::app::App;
 use crate::explorer::pane::Pane;
 
+/// What an empty memory says: nothing was seeded into it, and here is how to fill it.
+const EMPTY_MEMORY: [&str; 5] = [
+    "this memory is empty: no episode has been written to it yet",
+    "  strata ingest FILE                  episodes from NDJSON or a JSON array",
+    "  strata import postmortems DIR       public cloud postmortems",
+    "  strata demo   (or strata --demo)    the demo memory, ~300 synthetic incidents",
+    "new episodes appear here as soon as another process writes them",
+];
+
 pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let t = &app.theme;
     let tl = &app.timeline;
@@ -124,16 +133,22 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     .header(Row::new(vec!["", "concluded", "fingerprint", "summary"]).style(t.heading()));
     frame.render_widget(table, list);
     if tl.is_empty() && !tl.loading && tl.total.is_some() {
-        let msg = if tl.filter.is_empty() {
-            "no episodes yet: strata ingest FILE, or strata demo"
+        let lines: Vec<Line> = if tl.filter.is_empty() {
+            EMPTY_MEMORY
+                .iter()
+                .map(|l| Line::styled(*l, t.muted()))
+                .collect()
         } else {
-            "no episode matches the filter (c clears it)"
+            vec![Line::styled(
+                "no episode matches the filter (c clears it)",
+                t.muted(),
+            )]
         };
         frame.render_widget(
-            Paragraph::new(Line::styled(msg, t.muted())),
+            Paragraph::new(lines),
             Rect {
                 y: list.y + 1,
-                height: 1,
+                height: list.height.saturating_sub(1),
                 ..list
             },
         );

@@ -126,6 +126,9 @@ pub struct QdrantVectors {
     pub rebuilt: Option<String>,
 }
 
+/// What a collection says about itself: its metadata, indexed payload fields, (dimension, distance).
+type CollectionState = (Recorded, Vec<String>, (u64, Distance));
+
 impl QdrantVectors {
     /// Connects to `url` (`qdrant://HOST[:PORT]`), then creates the collection of this store
     /// and model or checks that the existing one matches the embedder, writing nothing if it
@@ -225,7 +228,8 @@ impl QdrantVectors {
         self.run_within(self.timeouts.call, what, call)
     }
 
-    fn recorded(&self) -> Result<(Recorded, Vec<String>, (u64, Distance)), IndexError> {
+    /// What the collection records, the payload fields it indexes, and its vector shape.
+    fn recorded(&self) -> Result<CollectionState, IndexError> {
         let info = self.run(
             "cannot read the collection",
             self.client.collection_info(self.collection.as_str()),
@@ -237,6 +241,21 @@ impl QdrantVectors {
             .map(|r| r.payload_schema.keys().cloned().collect())
             .unwrap_or_default();
         Ok((Recorded::read(&info), indexed, params))
+    }
+
+    /// A collection another client created a moment ago can answer "0 of 0 read operations
+    /// failed" until its shards are up: a short, bounded wait for it to be readable.
+    fn recorded_once_ready(&self) -> Result<CollectionState, IndexError> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        loop {
+            match self.recorded() {
+                Err(e) if std::time::Instant::now() < deadline => {
+                    tracing::debug!("collection {} not readable yet: {e}", self.collection);
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Creates the collection if there is none (another process may create it at the same
@@ -268,7 +287,7 @@ impl QdrantVectors {
                 return Err(e);
             }
         }
-        let (recorded, indexed, params) = self.recorded()?;
+        let (recorded, indexed, params) = self.recorded_once_ready()?;
         collection::check_params(name, params, &self.model, self.dimension)
             .map_err(|m| self.fail(m))?;
         if let Some(why) = recorded.refuse(name, &self.model, &self.store_id) {

@@ -194,6 +194,41 @@ impl FalkorStore {
         })
     }
 
+    /// Reads the server's persistence settings: with neither the append-only file nor RDB
+    /// snapshots on, every acknowledged write is gone after a restart.
+    pub fn persistence_warning(&self) -> Option<String> {
+        let setting = |name: &'static str| -> Option<String> {
+            let mut cmd = redis::cmd("CONFIG");
+            cmd.arg("GET").arg(name);
+            let reply = self.send(cmd).ok()?;
+            let pairs: Vec<String> = match redis::from_redis_value::<Vec<String>>(reply.clone()) {
+                Ok(flat) => flat,
+                Err(_) => {
+                    redis::from_redis_value::<std::collections::HashMap<String, String>>(reply)
+                        .ok()?
+                        .into_iter()
+                        .flat_map(|(k, v)| [k, v])
+                        .collect()
+                }
+            };
+            pairs.get(1).cloned()
+        };
+        let (appendonly, save) = match (setting("appendonly"), setting("save")) {
+            (Some(a), Some(s)) => (a, s),
+            // CONFIG renamed or refused (a managed server): it cannot tell.
+            _ => return None,
+        };
+        let durable = appendonly.eq_ignore_ascii_case("yes") || !save.trim().is_empty();
+        (!durable).then(|| {
+            format!(
+                "FalkorDB at {} keeps nothing on disk (appendonly {appendonly}, save \"{save}\"): a \
+                 server restart loses every write; run it with --appendonly yes --appendfsync everysec \
+                 (scripts/falkordb does)",
+                self.url.address()
+            )
+        })
+    }
+
     /// Every indexed property: (label or relationship type, property, RANGE or VECTOR).
     pub(crate) fn indexed(&self) -> Result<BTreeSet<(String, String, String)>, StoreError> {
         self.run(cypher::LIST_INDEXES, &[])?

@@ -355,6 +355,10 @@ impl MemoryStore for FalkorStore {
         Ok(self.store_meta()?.map_or(0, |m| m.generation))
     }
 
+    fn durability_warning(&self) -> Option<String> {
+        self.persistence_warning()
+    }
+
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         let stats = self.stats()?;
         let mut problems = Vec::new();
