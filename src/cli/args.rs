@@ -345,7 +345,8 @@ pub enum BenchCommand {
         dir: Option<PathBuf>,
     },
     /// How soon an open explorer shows an episode another process ingests, and how soon its
-    /// recall finds it (JSON)
+    /// recall finds it (JSON). On the embedded store, or with --store falkordb://HOST:PORT/GRAPH
+    /// in a scratch graph GRAPH_bench_N_PID, deleted afterwards
     Live {
         #[arg(long, value_delimiter = ',', default_values_t = [10_000usize])]
         episodes: Vec<usize>,

@@ -28,7 +28,7 @@ pub struct Launch {
 
 /// How often the explorer looks at the store's generation: one small read on the embedded
 /// store, a round trip on a server.
-fn follow_every(store: &StoreLocation) -> Duration {
+pub(crate) fn follow_every(store: &StoreLocation) -> Duration {
     match store {
         StoreLocation::Embedded(_) => Duration::from_millis(250),
         StoreLocation::FalkorDb(_) => Duration::from_secs(1),

@@ -1,5 +1,6 @@
 //! `strata bench live`: how soon an open explorer shows what another process wrote, and how
-//! soon its recall finds it.
+//! soon its recall finds it. On the embedded store by default; with `--store falkordb://…` in a
+//! scratch graph on that server, deleted afterwards.
 
 use std::path::Path;
 use std::process::{Command, ExitCode};
@@ -12,7 +13,9 @@ use serde::Serialize;
 
 use super::bench::{fill, scratch_dir};
 use super::bench_recall::{Percentiles, percentiles};
+use super::bench_server::ScratchGraph;
 use crate::cli::context::Context;
+use crate::cli::explorer::follow_every;
 use crate::cli::output::print_json;
 use strata::embed::HashEmbedder;
 use strata::explorer::action::Action;
@@ -21,15 +24,19 @@ use strata::explorer::{
 };
 use strata::model::Timestamp;
 use strata::recall::{RecallStack, StackOptions};
-use strata::store::embedded::EmbeddedStore;
-use strata::store::{MemoryStore, TimelineQuery};
+use strata::store::{StoreLocation, TimelineQuery};
 
-/// The embedded store's follow interval (as the explorer uses it) and the bound to meet.
-const FOLLOW_EVERY: Duration = Duration::from_millis(250);
-const TARGET_MS: f64 = 1000.0;
+/// How soon a live explorer must show another process's write, on each backend.
+fn target_ms(store: &StoreLocation) -> f64 {
+    match store {
+        StoreLocation::Embedded(_) => 1000.0,
+        StoreLocation::FalkorDb(_) => 2000.0,
+    }
+}
 
 #[derive(Serialize)]
 struct LiveBench {
+    backend: &'static str,
     episodes: usize,
     writes: usize,
     follow_every_ms: u128,
@@ -46,9 +53,18 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
     let mut results = Vec::new();
     for &n in sizes {
         let tmp = scratch_dir(dir)?;
+        // Declared before the run, dropped after it: the scratch graph outlives every
+        // connection to it.
+        let (location, _scratch) = match &ctx.store {
+            StoreLocation::Embedded(_) => (StoreLocation::Embedded(tmp.path().to_path_buf()), None),
+            StoreLocation::FalkorDb(base) => {
+                let scratch = ScratchGraph::create(base, n)?;
+                (StoreLocation::FalkorDb(scratch.url.clone()), Some(scratch))
+            }
+        };
         eprintln!("bench live: {n} episodes, {writes} writes");
-        fill(ctx, &EmbeddedStore::open(tmp.path())?, n, 10_000)?;
-        results.push(bench(ctx, tmp.path(), n, writes)?);
+        fill(ctx, location.open()?.as_ref(), n, 10_000)?;
+        results.push(bench(ctx, &location, tmp.path(), n, writes)?);
     }
     print_json(&serde_json::json!({ "bench": "live", "results": results }))?;
     Ok(ExitCode::SUCCESS)
@@ -72,12 +88,19 @@ fn settle(app: &mut App, done: impl Fn(&App) -> bool) -> Result<()> {
     Ok(())
 }
 
-fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench> {
-    let data = dir.to_path_buf();
-    let index_dir = dir.join("index");
+fn bench(
+    ctx: &Context,
+    location: &StoreLocation,
+    dir: &Path,
+    n: usize,
+    writes: usize,
+) -> Result<LiveBench> {
+    let follow = follow_every(location);
+    let index_dir = location.index_dir(dir);
+    let opened = location.clone();
     let open_store: StoreOpener = Box::new(move || {
-        let store = EmbeddedStore::open(&data).map_err(|e| e.to_string())?;
-        Ok((Arc::new(store) as Arc<dyn MemoryStore>, Vec::new()))
+        let store = opened.open().map_err(|e| e.to_string())?;
+        Ok((store, Vec::new()))
     });
     let open_recall: RecallOpener = Box::new(move |store, progress| {
         RecallStack::open(
@@ -95,7 +118,7 @@ fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench
         open_store,
         open_recall,
         WorkerOptions {
-            follow_every: Some(FOLLOW_EVERY),
+            follow_every: Some(follow),
         },
     )?;
     let mut app = App::new(
@@ -112,7 +135,8 @@ fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench
         Rect::new(0, 0, 200, 60),
     );
     settle(&mut app, App::is_idle)?;
-    let newest = EmbeddedStore::open(dir)?
+    let newest = location
+        .open()?
         .timeline(&TimelineQuery {
             limit: 1,
             ..TimelineQuery::default()
@@ -127,10 +151,12 @@ fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench
         let text = format!("bench live write {i} wombat{i} marmot{i}");
         let file = dir.join(format!("{fp}.ndjson"));
         std::fs::write(&file, record(&fp, &text, newest, i)?)?;
-        let status = Command::new(&exe)
-            .env("STRATA_EMBEDDER", "hash")
-            .arg("--data")
-            .arg(dir)
+        let mut ingest = Command::new(&exe);
+        ingest.env("STRATA_EMBEDDER", "hash").arg("--data").arg(dir);
+        if let StoreLocation::FalkorDb(url) = location {
+            ingest.arg("--store").arg(url.to_string());
+        }
+        let status = ingest
             .arg("--now")
             .arg(ctx.now.to_rfc3339())
             .arg("ingest")
@@ -156,14 +182,19 @@ fn bench(ctx: &Context, dir: &Path, n: usize, writes: usize) -> Result<LiveBench
         to_recall.push(written.elapsed().as_secs_f64() * 1e3);
     }
     let write_to_timeline_ms = percentiles(to_timeline);
-    let meets_target = write_to_timeline_ms.max <= TARGET_MS;
+    let target_ms = target_ms(location);
+    let meets_target = write_to_timeline_ms.max <= target_ms;
     Ok(LiveBench {
+        backend: match location {
+            StoreLocation::Embedded(_) => "embedded",
+            StoreLocation::FalkorDb(_) => "falkordb",
+        },
         episodes: n,
         writes,
-        follow_every_ms: FOLLOW_EVERY.as_millis(),
+        follow_every_ms: follow.as_millis(),
         write_to_timeline_ms,
         write_to_recall_ms: percentiles(to_recall),
-        target_ms: TARGET_MS,
+        target_ms,
         meets_target,
     })
 }

@@ -88,13 +88,13 @@ struct ServerBench {
 }
 
 /// A scratch graph on the server, deleted with `GRAPH.DELETE` when dropped.
-struct ScratchGraph {
-    url: FalkorUrl,
+pub(super) struct ScratchGraph {
+    pub(super) url: FalkorUrl,
     client: redis::Client,
 }
 
 impl ScratchGraph {
-    fn create(base: &FalkorUrl, n: usize) -> Result<Self> {
+    pub(super) fn create(base: &FalkorUrl, n: usize) -> Result<Self> {
         let url = FalkorUrl {
             graph: format!("{}_bench_{n}_{}", base.graph, std::process::id()),
             ..base.clone()
