@@ -32,12 +32,12 @@ pub use collection::{collection_name, point_id};
 pub use endpoint::DEFAULT_PORT;
 use endpoint::{SCHEME, parse_url};
 
-/// HNSW graph degree and build beam: Qdrant's defaults, noted here because the recall@10
-/// measured in the README rests on them.
+/// HNSW graph degree (Qdrant's default) and build beam (twice the default), noted here
+/// because the recall@10 measured in the README rests on them.
 pub const HNSW_M: u64 = 16;
-pub const HNSW_EF_CONSTRUCT: u64 = 100;
+pub const HNSW_EF_CONSTRUCT: u64 = 200;
 /// Search beam; at least the number of candidates asked for.
-pub const HNSW_EF: u64 = 128;
+pub const HNSW_EF: u64 = 512;
 /// Candidates asked for beyond `limit`, so that rescoring them exactly (as the local index
 /// scores) settles ties and near-ties at the cut the same way.
 const EXTRA_CANDIDATES: usize = 8;
