@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::tmux::{Tmux, wait_for};
 
 #[test]
@@ -36,16 +34,7 @@ fn the_explorer_runs_in_a_real_terminal() {
         s.contains("#1 score") && s.contains("recall ")
     });
 
-    tmux.keys("q");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tmux.is_running() {
-        assert!(
-            Instant::now() < deadline,
-            "q did not quit:\n{}",
-            tmux.screen()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    tmux.quit();
 }
 
 #[test]
@@ -66,12 +55,7 @@ fn an_empty_store_opens_empty_and_says_how_to_fill_it() {
     assert!(screen.contains("strata ingest FILE"), "{screen}");
     assert!(screen.contains("strata demo"), "{screen}");
     assert!(!screen.contains("seeded the demo memory"), "{screen}");
-    tmux.keys("q");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while tmux.is_running() {
-        assert!(Instant::now() < deadline, "q did not quit");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    tmux.quit();
     drop(tmux);
     let stats = std::process::Command::new(strata)
         .args(["--data", data.to_str().unwrap(), "stats", "--json"])

@@ -55,6 +55,20 @@ impl Tmux {
     pub fn is_running(&self) -> bool {
         self.run(&["has-session", "-t", "strata"]).status.success()
     }
+
+    /// Presses `q` and waits up to 30 s for the explorer to exit.
+    pub fn quit(&self) {
+        self.keys("q");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while self.is_running() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "q did not quit:\n{}",
+                self.screen()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
 }
 
 impl Drop for Tmux {

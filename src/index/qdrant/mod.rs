@@ -229,11 +229,22 @@ impl QdrantVectors {
     }
 
     /// What the collection records, the payload fields it indexes, and its vector shape.
-    fn recorded(&self) -> Result<CollectionState, IndexError> {
-        let info = self.run(
-            "cannot read the collection",
-            self.client.collection_info(self.collection.as_str()),
-        )?;
+    /// A collection another client created a moment ago can answer "0 of 0 read operations
+    /// failed" until its shards are up: the read is retried for up to `wait_ready`.
+    fn recorded(&self, wait_ready: Duration) -> Result<CollectionState, IndexError> {
+        let deadline = std::time::Instant::now() + wait_ready;
+        let info = loop {
+            match self.run(
+                "cannot read the collection",
+                self.client.collection_info(self.collection.as_str()),
+            ) {
+                Err(e) if std::time::Instant::now() < deadline => {
+                    tracing::debug!("collection {} not readable yet: {e}", self.collection);
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                read => break read?,
+            }
+        };
         let params = collection::vector_params(&info).map_err(|m| self.fail(m))?;
         let indexed = info
             .result
@@ -241,21 +252,6 @@ impl QdrantVectors {
             .map(|r| r.payload_schema.keys().cloned().collect())
             .unwrap_or_default();
         Ok((Recorded::read(&info), indexed, params))
-    }
-
-    /// A collection another client created a moment ago can answer "0 of 0 read operations
-    /// failed" until its shards are up: a short, bounded wait for it to be readable.
-    fn recorded_once_ready(&self) -> Result<CollectionState, IndexError> {
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        loop {
-            match self.recorded() {
-                Err(e) if std::time::Instant::now() < deadline => {
-                    tracing::debug!("collection {} not readable yet: {e}", self.collection);
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                done => return done,
-            }
-        }
     }
 
     /// Creates the collection if there is none (another process may create it at the same
@@ -287,7 +283,7 @@ impl QdrantVectors {
                 return Err(e);
             }
         }
-        let (recorded, indexed, params) = self.recorded_once_ready()?;
+        let (recorded, indexed, params) = self.recorded(Duration::from_secs(2))?;
         collection::check_params(name, params, &self.model, self.dimension)
             .map_err(|m| self.fail(m))?;
         if let Some(why) = recorded.refuse(name, &self.model, &self.store_id) {
@@ -335,7 +331,7 @@ impl QdrantVectors {
 
     /// The store ingest sequence this collection has read up to, as it records it.
     pub fn watermark(&self) -> Result<u64, IndexError> {
-        Ok(self.recorded()?.0.current_watermark())
+        Ok(self.recorded(Duration::ZERO)?.0.current_watermark())
     }
 
     /// Drops the collection and makes it anew, empty, for a rebuild from the store.

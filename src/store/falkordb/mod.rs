@@ -197,27 +197,13 @@ impl FalkorStore {
     /// Reads the server's persistence settings: with neither the append-only file nor RDB
     /// snapshots on, every acknowledged write is gone after a restart.
     pub fn persistence_warning(&self) -> Option<String> {
-        let setting = |name: &'static str| -> Option<String> {
-            let mut cmd = redis::cmd("CONFIG");
-            cmd.arg("GET").arg(name);
-            let reply = self.send(cmd).ok()?;
-            let pairs: Vec<String> = match redis::from_redis_value::<Vec<String>>(reply.clone()) {
-                Ok(flat) => flat,
-                Err(_) => {
-                    redis::from_redis_value::<std::collections::HashMap<String, String>>(reply)
-                        .ok()?
-                        .into_iter()
-                        .flat_map(|(k, v)| [k, v])
-                        .collect()
-                }
-            };
-            pairs.get(1).cloned()
-        };
-        let (appendonly, save) = match (setting("appendonly"), setting("save")) {
-            (Some(a), Some(s)) => (a, s),
-            // CONFIG renamed or refused (a managed server): it cannot tell.
-            _ => return None,
-        };
+        let mut cmd = redis::cmd("CONFIG");
+        cmd.arg("GET").arg("appendonly").arg("save");
+        // A flat array of pairs over RESP2, a map over RESP3; CONFIG renamed or refused (a
+        // managed server) cannot tell.
+        let settings: std::collections::HashMap<String, String> =
+            redis::from_redis_value(self.send(cmd).ok()?).ok()?;
+        let (appendonly, save) = (settings.get("appendonly")?, settings.get("save")?);
         let durable = appendonly.eq_ignore_ascii_case("yes") || !save.trim().is_empty();
         (!durable).then(|| {
             format!(
