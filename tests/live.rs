@@ -204,3 +204,68 @@ fn the_real_explorer_shows_an_episode_another_process_ingests() {
     });
     assert!(screen.contains("changed 00:00:00"), "{screen}");
 }
+
+/// One record for the graph-leg test: concluded an hour apart by `hour`, mentioning `refs`.
+fn graph_record(fp: &str, hour: i64, refs: &[&str]) -> serde_json::Value {
+    let at = ts("2026-11-01T00:00:00Z").plus_millis(hour * 3_600_000);
+    json!({
+        "incident_fingerprint": fp,
+        "summary_nl": format!("{fp} incident"),
+        "resolution_nl": "Restarted",
+        "concluded_at": at.plus_millis(1_800_000).to_rfc3339(),
+        "t_valid": at.to_rfc3339(),
+        "mentions": refs.iter().map(|r| json!({"entity_type": "service", "entity_ref": r})).collect::<Vec<_>>(),
+        "provenance": {"source": "live-test", "status": "concluded", "confidence_score": 0.8}
+    })
+}
+
+#[test]
+fn the_graph_leg_follows_another_processs_writes_exactly_as_a_fresh_one_reads_them() {
+    use std::sync::Arc;
+    use strata::model::AsOf;
+    use strata::recall::legs::GraphLeg;
+    use strata::recall::{LegQuery, RecallLeg};
+
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    ingest(
+        &data,
+        &[
+            graph_record("INC-A", 0, &["alpha-svc", "shared-db"]),
+            graph_record("INC-B", 1, &["beta-svc", "shared-db"]),
+        ],
+    );
+    let store: Arc<dyn MemoryStore> = Arc::new(EmbeddedStore::open(&data).unwrap());
+    let query = LegQuery {
+        text: "alpha-svc and gamma-svc are failing".into(),
+        entities: Vec::new(),
+        as_of: AsOf::now(ts(NOW)),
+        limit: 10,
+    };
+    let live = GraphLeg::new(store.clone());
+    let before = live.search(&query).unwrap();
+    assert_eq!(before.fingerprints, ["INC-A", "INC-B"], "{before:?}");
+    assert_eq!(before.note.as_deref(), Some("seeds: service|alpha-svc"));
+
+    let mut superseding = graph_record("INC-D", 3, &["delta-svc"]);
+    superseding["supersedes"] = json!([{"incident_fingerprint": "INC-A", "entity_type": "service", "entity_ref": "alpha-svc"}]);
+    ingest(
+        &data,
+        &[graph_record("INC-C", 2, &["gamma-svc"]), superseding],
+    );
+    let after = live.search(&query).unwrap();
+    assert_eq!(
+        after.note.as_deref(),
+        Some("seeds: service|alpha-svc, service|gamma-svc"),
+        "the entity written by the other process is found in the text"
+    );
+    assert_eq!(
+        after.fingerprints,
+        ["INC-C"],
+        "INC-A's alpha-svc fact was closed by INC-D, so only the new episode is hop 1: {after:?}"
+    );
+    let fresh = GraphLeg::new(store).search(&query).unwrap();
+    assert_eq!(after.fingerprints, fresh.fingerprints);
+    assert_eq!(after.note, fresh.note);
+}

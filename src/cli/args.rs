@@ -390,6 +390,10 @@ pub enum BenchCommand {
         /// Episodes the writer writes (in files of 1,000), alone and then beside the readers
         #[arg(long, default_value_t = 10_000)]
         writes: usize,
+        /// A reader round (a selection's reads and a recall) starts at most this often;
+        /// 0 runs them back to back
+        #[arg(long, default_value_t = 50)]
+        reader_interval_ms: u64,
         /// Where to build the store [default: a temporary directory]
         #[arg(long)]
         dir: Option<PathBuf>,

@@ -1,7 +1,14 @@
 //! Finds known entity refs in free text (no model): Aho-Corasick over every entity ref,
-//! case-insensitive, whole words only.
+//! case-insensitive, leftmost-longest, whole words only.
+//!
+//! A live store gains entities while recall runs, so the dictionary grows in tiers: each
+//! batch of new entities is a small automaton of its own, and tiers of similar size merge
+//! (as a binary counter carries), so adding n entities costs O(n log n) in all and a query
+//! looks at O(log n) automata. What `find` returns depends only on the set of entities,
+//! never on how the tiers fell.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 
@@ -10,70 +17,135 @@ use crate::model::EntityKey;
 /// Refs shorter than this are too ambiguous to match in prose.
 const MIN_REF_CHARS: usize = 3;
 
+#[derive(Clone, Default)]
 pub struct EntityDictionary {
+    /// Largest first.
+    tiers: Vec<Arc<Tier>>,
+}
+
+struct Tier {
     matcher: Option<AhoCorasick>,
     /// For each pattern, every entity with that ref (one ref can name several types).
     entities: Vec<Vec<EntityKey>>,
-    size: usize,
+    keys: HashSet<EntityKey>,
 }
 
-impl EntityDictionary {
-    pub fn new(mut keys: Vec<EntityKey>) -> Self {
+impl Tier {
+    fn new(mut keys: Vec<EntityKey>) -> Self {
         keys.sort();
-        let size = keys.len();
+        keys.dedup();
         let mut patterns: Vec<String> = Vec::new();
         let mut entities: Vec<Vec<EntityKey>> = Vec::new();
         let mut slots: HashMap<String, usize> = HashMap::new();
-        for key in keys {
+        for key in &keys {
             let pattern = key.entity_ref.to_lowercase();
             if pattern.chars().count() < MIN_REF_CHARS {
                 continue;
             }
             match slots.get(&pattern) {
-                Some(&i) => entities[i].push(key),
+                Some(&i) => entities[i].push(key.clone()),
                 None => {
                     slots.insert(pattern.clone(), patterns.len());
                     patterns.push(pattern);
-                    entities.push(vec![key]);
+                    entities.push(vec![key.clone()]);
                 }
             }
         }
         let matcher = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
-            .match_kind(MatchKind::LeftmostLongest)
+            .match_kind(MatchKind::Standard)
             .build(&patterns)
             .ok();
-        EntityDictionary {
+        Tier {
             matcher,
             entities,
-            size,
+            keys: keys.into_iter().collect(),
         }
     }
+}
 
-    /// How many entities the dictionary was built from.
+impl EntityDictionary {
+    pub fn new(keys: Vec<EntityKey>) -> Self {
+        EntityDictionary::default().with(keys)
+    }
+
+    /// This dictionary and `keys` besides; keys it already holds are ignored.
+    pub fn with(&self, keys: Vec<EntityKey>) -> Self {
+        let mut seen = HashSet::new();
+        let fresh: Vec<EntityKey> = keys
+            .into_iter()
+            .filter(|k| !self.contains(k) && seen.insert(k.clone()))
+            .collect();
+        if fresh.is_empty() {
+            return self.clone();
+        }
+        let mut tiers = self.tiers.clone();
+        let mut carry = fresh;
+        while let Some(last) = tiers.last() {
+            if last.keys.len() > 2 * carry.len() {
+                break;
+            }
+            carry.extend(last.keys.iter().cloned());
+            tiers.pop();
+        }
+        tiers.push(Arc::new(Tier::new(carry)));
+        EntityDictionary { tiers }
+    }
+
+    /// How many distinct entities the dictionary holds.
     pub fn size(&self) -> usize {
-        self.size
+        self.tiers.iter().map(|t| t.keys.len()).sum()
+    }
+
+    pub fn contains(&self, key: &EntityKey) -> bool {
+        self.tiers.iter().any(|t| t.keys.contains(key))
     }
 
     /// Every entity whose ref occurs in `text` as a whole word, in order of first occurrence.
+    /// Occurrences are taken leftmost-longest across every tier (as one automaton over all
+    /// refs would take them), and then kept only where they are whole words.
     pub fn find(&self, text: &str) -> Vec<EntityKey> {
-        let Some(matcher) = &self.matcher else {
-            return Vec::new();
-        };
         let lower = text.to_lowercase();
         let bytes = lower.as_bytes();
         let boundary = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
-        let mut found: Vec<EntityKey> = Vec::new();
-        for m in matcher.find_iter(&lower) {
-            let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
-            if !boundary(before) || !boundary(bytes.get(m.end())) {
-                continue;
+        // (start, end, tier, pattern) of every occurrence in any tier.
+        let mut spans: Vec<(usize, usize, usize, usize)> = Vec::new();
+        for (t, tier) in self.tiers.iter().enumerate() {
+            if let Some(matcher) = &tier.matcher {
+                spans.extend(
+                    matcher
+                        .find_overlapping_iter(&lower)
+                        .map(|m| (m.start(), m.end(), t, m.pattern().as_usize())),
+                );
             }
-            for key in &self.entities[m.pattern().as_usize()] {
-                if !found.contains(key) {
-                    found.push(key.clone());
+        }
+        spans.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut found: Vec<EntityKey> = Vec::new();
+        let mut resume = 0;
+        let mut i = 0;
+        while i < spans.len() {
+            let (start, end, _, _) = spans[i];
+            let same = spans[i..]
+                .iter()
+                .take_while(|s| s.0 == start && s.1 == end)
+                .count();
+            if start >= resume {
+                resume = end;
+                let before = start.checked_sub(1).and_then(|b| bytes.get(b));
+                if boundary(before) && boundary(bytes.get(end)) {
+                    let mut keys: Vec<&EntityKey> = spans[i..i + same]
+                        .iter()
+                        .flat_map(|s| &self.tiers[s.2].entities[s.3])
+                        .collect();
+                    keys.sort();
+                    for key in keys {
+                        if !found.contains(key) {
+                            found.push(key.clone());
+                        }
+                    }
                 }
             }
+            i += same;
         }
         found
     }
@@ -83,18 +155,85 @@ impl EntityDictionary {
 mod tests {
     use super::*;
 
+    fn key(t: &str, r: &str) -> EntityKey {
+        EntityKey::new(t, r).unwrap()
+    }
+
     #[test]
     fn whole_words_case_insensitive() {
         let d = EntityDictionary::new(vec![
-            EntityKey::new("service", "postgres").unwrap(),
-            EntityKey::new("service", "pgbouncer").unwrap(),
-            EntityKey::new("host", "node-a").unwrap(),
-            EntityKey::new("service", "db").unwrap(),
+            key("service", "postgres"),
+            key("service", "pgbouncer"),
+            key("host", "node-a"),
+            key("service", "db"),
         ]);
         let found =
             d.find("PgBouncer pool exhausted in front of Postgres on node-a; postgresql fine; db");
         let refs: Vec<_> = found.iter().map(|k| k.entity_ref.as_str()).collect();
         assert_eq!(refs, ["pgbouncer", "postgres", "node-a"]);
         assert!(d.find("postgresql only").is_empty());
+    }
+
+    #[test]
+    fn the_longest_occurrence_wins_and_counts_only_as_a_whole_word() {
+        let d = EntityDictionary::new(vec![
+            key("service", "api"),
+            key("service", "api-gateway"),
+            key("service", "redis-cache"),
+            key("service", "redis-cache-x"),
+        ]);
+        let refs = |text: &str| -> Vec<String> {
+            d.find(text).into_iter().map(|k| k.entity_ref).collect()
+        };
+        assert_eq!(refs("the api-gateway timed out"), ["api-gateway"]);
+        assert_eq!(refs("api down"), ["api"]);
+        assert!(
+            refs("redis-cache-x2 evicting").is_empty(),
+            "redis-cache-x is not whole"
+        );
+        assert_eq!(refs("redis-cache-x down"), ["redis-cache-x"]);
+    }
+
+    #[test]
+    fn growing_in_tiers_finds_exactly_what_one_build_finds() {
+        let refs = [
+            "api",
+            "api-gateway",
+            "gateway",
+            "node-a",
+            "node-ab",
+            "db-primary",
+            "primary",
+            "checkout",
+            "checkout-api",
+            "eu-west-1",
+            "west",
+            "queue",
+        ];
+        let types = ["service", "host"];
+        let all: Vec<EntityKey> = refs
+            .iter()
+            .enumerate()
+            .map(|(i, r)| key(types[i % 2], r))
+            .chain([key("host", "api"), key("service", "queue")])
+            .collect();
+        let texts = [
+            "checkout-api behind the api-gateway on node-ab; eu-west-1 queue backed up",
+            "primary db-primary API gateway west queue",
+            "node-a node-ab node-abc api",
+            "",
+        ];
+        let mut grown = EntityDictionary::default();
+        let mut most_tiers = 0;
+        for n in 1..=all.len() {
+            grown = grown.with(vec![all[n - 1].clone(), all[n / 2].clone()]);
+            most_tiers = most_tiers.max(grown.tiers.len());
+            let whole = EntityDictionary::new(all[..n].to_vec());
+            assert_eq!(grown.size(), whole.size());
+            for text in texts {
+                assert_eq!(grown.find(text), whole.find(text), "{n} keys, {text:?}");
+            }
+        }
+        assert!(most_tiers > 2, "the test should exercise several tiers");
     }
 }

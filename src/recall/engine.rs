@@ -48,6 +48,19 @@ impl RecallEngine {
         }
     }
 
+    /// Every leg brought up to the store (see [`RecallLeg::catch_up`]); what stopped one is
+    /// returned, not raised.
+    pub fn catch_up_legs(&self) -> Vec<String> {
+        self.legs
+            .iter()
+            .filter_map(|leg| {
+                leg.catch_up()
+                    .err()
+                    .map(|e| format!("{} leg catch-up stopped: {}", leg.leg(), e.0))
+            })
+            .collect()
+    }
+
     pub fn embedder_label(&self) -> &str {
         &self.embedder_label
     }

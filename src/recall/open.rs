@@ -135,20 +135,23 @@ impl RecallStack {
 }
 
 impl RecallStack {
-    /// Brings the indexes up to the store's ingest log; what stopped a catch-up is returned,
-    /// not raised, so one index failing never holds back the other.
+    /// Brings the indexes (and what the legs keep) up to the store's ingest log; what
+    /// stopped a catch-up is returned, not raised, so one index failing never holds back
+    /// the other.
     pub fn catch_up(
         &self,
         store: &dyn MemoryStore,
         progress: &mut dyn FnMut(u64, u64),
     ) -> (SyncReport, Vec<String>) {
-        catch_up(
+        let (report, mut problems) = catch_up(
             store,
             self.text.as_deref(),
             &self.vectors,
             &self.embedder,
             progress,
-        )
+        );
+        problems.extend(self.engine.catch_up_legs());
+        (report, problems)
     }
 }
 

@@ -137,6 +137,19 @@ pub trait MemoryStore: Send + Sync {
     /// Every entity key, for dictionary matching.
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError>;
 
+    /// The entities these episodes' facts and lineage edges name: every entity whose links
+    /// writing them could have changed (new facts, and the priors' facts they closed).
+    fn entities_touched_by(&self, fingerprints: &[String]) -> Result<Vec<EntityKey>, StoreError> {
+        let mut touched = Vec::new();
+        for fp in fingerprints {
+            touched.extend(self.facts(fp)?.into_iter().map(|f| f.entity));
+            touched.extend(self.supersedes(fp)?.into_iter().map(|s| s.entity));
+        }
+        touched.sort();
+        touched.dedup();
+        Ok(touched)
+    }
+
     fn stats(&self) -> Result<StoreStats, StoreError>;
 
     /// The store's stable identity, recorded in it when it was first written; `None` for a

@@ -1,6 +1,6 @@
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use color_eyre::eyre::Result;
 use serde::Serialize;
@@ -62,8 +62,15 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
         BenchCommand::Concurrent {
             episodes,
             writes,
+            reader_interval_ms,
             dir,
-        } => super::bench_concurrent::run(ctx, episodes, *writes, dir.as_deref()),
+        } => super::bench_concurrent::run(
+            ctx,
+            episodes,
+            *writes,
+            Duration::from_millis(*reader_interval_ms),
+            dir.as_deref(),
+        ),
         BenchCommand::Embed { queries, batch } => {
             super::bench_recall::run_embed(ctx, *queries, *batch)
         }

@@ -2,6 +2,7 @@
 //! while this process runs the explorer's reads and recalls, and a watcher polls the store's
 //! generation as the live explorer does. Each is measured alone first.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -25,11 +26,16 @@ use strata::store::{MemoryStore, TimelineQuery};
 /// How often the live explorer asks the embedded store whether anything changed.
 const POLL: Duration = Duration::from_millis(250);
 const FILE_RECORDS: usize = 1000;
+/// One writer run is over in well under a second: a handful of reader rounds. Several
+/// give the percentiles something to stand on.
+const TRIALS: usize = 5;
 
 #[derive(Serialize)]
 struct ConcurrentBench {
     episodes: usize,
     writes: usize,
+    /// Alternating solo and concurrent writer runs, summed.
+    trials: usize,
     writer_alone_episodes_per_s: f64,
     writer_with_readers_episodes_per_s: f64,
     writer_ratio: f64,
@@ -37,6 +43,9 @@ struct ConcurrentBench {
     reader_with_writer_ms: Percentiles,
     reader_p95_ratio: f64,
     reader_rounds_with_writer: usize,
+    reader_interval_ms: u64,
+    reader_alone_leg_p95_ms: BTreeMap<&'static str, f64>,
+    reader_with_writer_leg_p95_ms: BTreeMap<&'static str, f64>,
     commit_to_visible_ms: Percentiles,
     poll_interval_ms: u64,
     targets: Targets,
@@ -50,7 +59,13 @@ struct Targets {
     commit_to_visible_p95_ms_max: f64,
 }
 
-pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) -> Result<ExitCode> {
+pub fn run(
+    ctx: &Context,
+    sizes: &[usize],
+    writes: usize,
+    reader_interval: Duration,
+    dir: Option<&Path>,
+) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_time()
@@ -59,11 +74,13 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
     for &n in sizes {
         let tmp = scratch_dir(dir)?;
         let data = tmp.path().join("data");
-        eprintln!("bench concurrent: {n} episodes, then {writes} more written twice");
+        eprintln!(
+            "bench concurrent: {n} episodes, then {TRIALS} trials of {writes} written alone and {writes} beside the readers"
+        );
         let store = Arc::new(EmbeddedStore::open(&data)?);
         fill(ctx, store.as_ref(), n, 10_000)?;
         let mut progress = progress_printer("  indexing");
-        let stack = RecallStack::open(
+        let stack = Arc::new(RecallStack::open(
             store.clone(),
             Ok(Arc::new(HashEmbedder::default()) as Arc<dyn Embedder>),
             &StackOptions {
@@ -72,45 +89,60 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
                 vectors: Default::default(),
             },
             &mut progress,
-        );
-        let alone_files = write_files(tmp.path(), "alone", n, writes)?;
-        let with_files = write_files(tmp.path(), "with", n + writes, writes)?;
-
-        let reader_alone = reader_rounds(ctx, &runtime, store.as_ref(), &stack, Some(200), None)?;
-        eprintln!("  writer alone");
-        let alone = run_writer(ctx.now, &data, &alone_files)?;
-        eprintln!("  writer with readers and a watcher");
-        let busy = Arc::new(AtomicBool::new(true));
-        let watcher = spawn_watcher(store.clone(), busy.clone());
-        let writer = {
-            let ctx_now = ctx.now;
-            let data = data.clone();
-            let files = with_files.clone();
-            std::thread::spawn(move || run_writer(ctx_now, &data, &files))
+        ));
+        let reader = Reader {
+            ctx,
+            runtime: &runtime,
+            store: store.as_ref(),
+            stack: &stack,
+            interval: reader_interval,
         };
-        let reader_with =
-            reader_rounds(ctx, &runtime, store.as_ref(), &stack, None, Some(&writer))?;
-        let with = writer
-            .join()
-            .map_err(|_| eyre!("the writer thread panicked"))??;
-        busy.store(false, Ordering::Release);
-        let seen = watcher
-            .join()
-            .map_err(|_| eyre!("the watcher thread panicked"))?;
+        stack.catch_up(store.as_ref(), &mut |_, _| {});
+        let reader_alone = reader.rounds(200, None)?;
+        let mut alone_seconds = 0.0;
+        let mut with_seconds = 0.0;
+        let mut reader_with = ReaderRun::default();
         let mut visible = Vec::new();
-        for (generation, committed) in with.commits.iter().enumerate() {
-            let wanted = with.first_generation + generation as u64 + 1;
-            if let Some((_, at)) = seen
-                .iter()
-                .find(|(g, at)| *g >= wanted && *at >= *committed)
-            {
-                visible.push(at.duration_since(*committed).as_secs_f64() * 1e3);
+        let mut next = n;
+        for trial in 1..=TRIALS {
+            let alone_files = write_files(tmp.path(), "alone", next, writes)?;
+            let with_files = write_files(tmp.path(), "with", next + writes, writes)?;
+            next += 2 * writes;
+            eprintln!("  trial {trial}/{TRIALS}: writer alone");
+            alone_seconds += run_writer(ctx.now, &data, &alone_files)?.seconds;
+            // What a live explorer would have done meanwhile: catch up on the solo writes,
+            // so the trial measures the writer beside the readers, not that backlog.
+            stack.catch_up(store.as_ref(), &mut |_, _| {});
+            eprintln!("  trial {trial}/{TRIALS}: writer with readers and a watcher");
+            let busy = Arc::new(AtomicBool::new(true));
+            let watcher = spawn_watcher(store.clone(), busy.clone());
+            let writer = {
+                let ctx_now = ctx.now;
+                let data = data.clone();
+                std::thread::spawn(move || run_writer(ctx_now, &data, &with_files))
+            };
+            reader_with.extend(reader.rounds(usize::MAX, Some(&writer))?);
+            let with = writer
+                .join()
+                .map_err(|_| eyre!("the writer thread panicked"))??;
+            busy.store(false, Ordering::Release);
+            let seen = watcher
+                .join()
+                .map_err(|_| eyre!("the watcher thread panicked"))?;
+            with_seconds += with.seconds;
+            for (generation, committed) in with.commits.iter().enumerate() {
+                let wanted = with.first_generation + generation as u64 + 1;
+                if let Some((_, at)) = seen
+                    .iter()
+                    .find(|(g, at)| *g >= wanted && *at >= *committed)
+                {
+                    visible.push(at.duration_since(*committed).as_secs_f64() * 1e3);
+                }
             }
         }
-        let (alone_rate, with_rate) = (writes as f64 / alone.seconds, writes as f64 / with.seconds);
-        let rounds = reader_with.len();
-        let reader_alone = percentiles(reader_alone);
-        let reader_with = percentiles(reader_with);
+        let total = (TRIALS * writes) as f64;
+        let (alone_rate, with_rate) = (total / alone_seconds, total / with_seconds);
+        let rounds = reader_with.times.len();
         let visible = percentiles(visible);
         let targets = Targets {
             writer_ratio_min: 0.8,
@@ -118,6 +150,10 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
             commit_to_visible_p95_ms_max: 1000.0,
         };
         let writer_ratio = with_rate / alone_rate;
+        let alone_legs = reader_alone.legs_p95();
+        let with_legs = reader_with.legs_p95();
+        let reader_alone = percentiles(reader_alone.times);
+        let reader_with = percentiles(reader_with.times);
         let reader_ratio = reader_with.p95 / reader_alone.p95.max(f64::EPSILON);
         let meets = writer_ratio >= targets.writer_ratio_min
             && reader_ratio <= targets.reader_p95_ratio_max
@@ -125,6 +161,7 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
         results.push(ConcurrentBench {
             episodes: n,
             writes,
+            trials: TRIALS,
             writer_alone_episodes_per_s: alone_rate,
             writer_with_readers_episodes_per_s: with_rate,
             writer_ratio,
@@ -132,6 +169,9 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
             reader_with_writer_ms: reader_with,
             reader_p95_ratio: reader_ratio,
             reader_rounds_with_writer: rounds,
+            reader_interval_ms: reader_interval.as_millis() as u64,
+            reader_alone_leg_p95_ms: alone_legs,
+            reader_with_writer_leg_p95_ms: with_legs,
             commit_to_visible_ms: visible,
             poll_interval_ms: POLL.as_millis() as u64,
             targets,
@@ -201,7 +241,8 @@ fn run_writer(now: strata::model::Timestamp, data: &Path, files: &[PathBuf]) -> 
     })
 }
 
-/// What the live explorer does: poll the generation and, on a change, read the newest page.
+/// What the live explorer does: poll the generation and, on a change, read the newest page
+/// (the change is visible then).
 fn spawn_watcher(
     store: Arc<EmbeddedStore>,
     busy: Arc<AtomicBool>,
@@ -229,46 +270,84 @@ fn spawn_watcher(
     })
 }
 
-/// The explorer's reads for one selection (timeline page, the episode's facts, lineage and
-/// lesson) and one recall, timed together; `rounds` of them, or until `writer` finishes.
-fn reader_rounds(
-    ctx: &Context,
-    runtime: &tokio::runtime::Runtime,
-    store: &dyn MemoryStore,
-    stack: &RecallStack,
-    rounds: Option<usize>,
-    writer: Option<&std::thread::JoinHandle<Result<WriterRun>>>,
-) -> Result<Vec<f64>> {
-    let mut times = Vec::new();
-    let mut round = 0;
-    loop {
-        if rounds.is_some_and(|r| round >= r) || writer.is_some_and(|w| w.is_finished()) {
-            return Ok(times);
+/// The explorer's reads and recalls, timed per round.
+#[derive(Default)]
+struct ReaderRun {
+    times: Vec<f64>,
+    legs: BTreeMap<&'static str, Vec<f64>>,
+}
+
+impl ReaderRun {
+    fn extend(&mut self, other: ReaderRun) {
+        self.times.extend(other.times);
+        for (leg, ms) in other.legs {
+            self.legs.entry(leg).or_default().extend(ms);
         }
-        let (text, entity) = QUERIES[round % QUERIES.len()];
-        let t0 = Instant::now();
-        let page = store.timeline(&TimelineQuery {
-            offset: (round * 37) % 5000,
-            limit: 200,
-            ..TimelineQuery::default()
-        })?;
-        if let Some(e) = page.first() {
-            let fp = &e.incident_fingerprint;
-            store.facts(fp)?;
-            store.supersedes(fp)?;
-            store.superseded_by(fp)?;
-            store.lesson(fp)?;
+    }
+
+    fn legs_p95(&self) -> BTreeMap<&'static str, f64> {
+        self.legs
+            .iter()
+            .map(|(leg, ms)| (*leg, percentiles(ms.clone()).p95))
+            .collect()
+    }
+}
+
+struct Reader<'a> {
+    ctx: &'a Context,
+    runtime: &'a tokio::runtime::Runtime,
+    store: &'a dyn MemoryStore,
+    stack: &'a RecallStack,
+    interval: Duration,
+}
+
+impl Reader<'_> {
+    /// The explorer's reads for one selection (timeline page, the episode's facts, lineage
+    /// and lesson) and one recall, timed together; `rounds` of them, or until `writer`
+    /// finishes, each starting at most every `interval`.
+    fn rounds(
+        &self,
+        rounds: usize,
+        writer: Option<&std::thread::JoinHandle<Result<WriterRun>>>,
+    ) -> Result<ReaderRun> {
+        let mut run = ReaderRun::default();
+        for round in 0..rounds {
+            if writer.is_some_and(|w| w.is_finished()) {
+                break;
+            }
+            let (text, entity) = QUERIES[round % QUERIES.len()];
+            let t0 = Instant::now();
+            let page = self.store.timeline(&TimelineQuery {
+                offset: (round * 37) % 5000,
+                limit: 200,
+                ..TimelineQuery::default()
+            })?;
+            if let Some(e) = page.first() {
+                let fp = &e.incident_fingerprint;
+                self.store.facts(fp)?;
+                self.store.supersedes(fp)?;
+                self.store.superseded_by(fp)?;
+                self.store.lesson(fp)?;
+            }
+            let request = RecallRequest {
+                text: text.to_string(),
+                entities: vec![entity.parse::<EntityKey>()?],
+                as_of: AsOf::now(self.ctx.now),
+                k: 10,
+                legs: LegSet::ALL,
+                fusion: FusionPolicy::Rrf,
+            };
+            let response = self.runtime.block_on(self.stack.engine.recall(&request));
+            run.times.push(t0.elapsed().as_secs_f64() * 1e3);
+            for (leg, report) in [
+                ("semantic", &response.legs.semantic),
+                ("bm25", &response.legs.bm25),
+                ("graph", &response.legs.graph),
+            ] {
+                run.legs.entry(leg).or_default().push(report.latency_ms);
+            }
+            std::thread::sleep(self.interval.saturating_sub(t0.elapsed()));
         }
-        let request = RecallRequest {
-            text: text.to_string(),
-            entities: vec![entity.parse::<EntityKey>()?],
-            as_of: AsOf::now(ctx.now),
-            k: 10,
-            legs: LegSet::ALL,
-            fusion: FusionPolicy::Rrf,
-        };
-        runtime.block_on(stack.engine.recall(&request));
-        times.push(t0.elapsed().as_secs_f64() * 1e3);
-        round += 1;
+        Ok(run)
     }
 }

@@ -1,10 +1,10 @@
-use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
 
-use crate::model::{AsOf, EntityKey, FactState, Timestamp};
+use crate::model::{AsOf, EntityKey, FactEdge, FactState, MemoryEpisode, Timestamp};
 use crate::recall::dictionary::EntityDictionary;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
-use crate::store::{EntityLink, MemoryStore, StoreStats};
+use crate::store::{EntityLink, MemoryStore};
 
 /// Entities with more fact edges than this are not expanded at hop 2: a hub (a shared host,
 /// a provider) would pull in the whole graph and say nothing about relatedness.
@@ -16,20 +16,83 @@ const HUB_FACTS: usize = 500;
 /// recency, then fingerprint.
 pub struct GraphLeg {
     store: Arc<dyn MemoryStore>,
-    dictionary: RwLock<Option<Arc<EntityDictionary>>>,
+    view: RwLock<View>,
+    /// One catch-up at a time: recalls that arrive together wait for it instead of each
+    /// reading the same log.
+    syncing: Mutex<()>,
     links: RwLock<LinkCache>,
 }
 
-/// Entity → episode links already read, valid until the store changes. Hubs are read
-/// once instead of on every query.
+/// What the leg knows of the store, as of `generation`: the entity dictionary and the
+/// ingest-log sequence it was brought up to. A new generation is caught up from the log
+/// (only the new episodes' entities are read), not rebuilt.
+#[derive(Default)]
+struct View {
+    generation: Option<u64>,
+    sequence: u64,
+    dictionary: Arc<EntityDictionary>,
+}
+
+/// Entity → episode links already read. A write patches the entities it touched, so hubs
+/// are read once instead of after every write.
 #[derive(Default)]
 struct LinkCache {
-    generation: Option<StoreStats>,
-    by_entity: HashMap<EntityKey, Arc<Vec<EntityLink>>>,
+    by_entity: HashMap<EntityKey, Arc<Links>>,
+    /// Moves on every invalidation: links read before it moved may predate the write and
+    /// are not kept.
+    epoch: u64,
+}
+
+/// One entity's links, and the episodes they come from.
+#[derive(Clone, Default)]
+struct Links {
+    list: Vec<EntityLink>,
+    episodes: HashSet<String>,
+}
+
+impl Links {
+    fn new(list: Vec<EntityLink>) -> Self {
+        let episodes = list.iter().map(|l| l.episode.clone()).collect();
+        Links { list, episodes }
+    }
+
+    fn apply(&mut self, patch: &Patch) {
+        if !patch.replaced.is_empty() {
+            self.list
+                .retain(|l| !patch.replaced.contains_key(&l.episode));
+            for (prior, links) in &patch.replaced {
+                self.episodes.insert(prior.clone());
+                self.list.extend(links.iter().cloned());
+            }
+        }
+        // Links read after the write landed hold its episodes already.
+        let added: Vec<&EntityLink> = patch
+            .added
+            .iter()
+            .filter(|l| !self.episodes.contains(&l.episode))
+            .collect();
+        for link in added {
+            self.episodes.insert(link.episode.clone());
+            self.list.push(link.clone());
+        }
+    }
+}
+
+/// What a catch-up changes in one entity's links.
+#[derive(Default)]
+struct Patch {
+    /// Links from the new episodes.
+    added: Vec<EntityLink>,
+    /// Priors whose facts about the entity the new episodes closed, with their links now.
+    replaced: HashMap<String, Vec<EntityLink>>,
 }
 
 /// Entities whose links the cache keeps at most; past it, it starts over.
 const CACHED_ENTITIES: usize = 4096;
+/// Episodes read from the log per page while catching up.
+const LOG_PAGE: usize = 2048;
+/// Past this many new episodes, reading every entity again is cheaper than the log.
+const CATCH_UP_EPISODES: usize = 20_000;
 
 struct Candidate {
     hop: u8,
@@ -55,62 +118,184 @@ impl GraphLeg {
     pub fn new(store: Arc<dyn MemoryStore>) -> Self {
         GraphLeg {
             store,
-            dictionary: RwLock::new(None),
+            view: RwLock::new(View::default()),
+            syncing: Mutex::new(()),
             links: RwLock::new(LinkCache::default()),
         }
     }
 
-    /// Forgets cached links when the store has changed since they were read.
-    fn refresh_cache(&self, stats: StoreStats) {
-        let stale = self
-            .links
-            .read()
-            .map_or(true, |c| c.generation != Some(stats));
-        if stale
-            && let Ok(mut c) = self.links.write()
-            && c.generation != Some(stats)
-        {
-            c.generation = Some(stats);
-            c.by_entity.clear();
+    /// The dictionary as of the store's current generation, caught up first if need be.
+    fn dictionary(&self) -> Result<Arc<EntityDictionary>, LegError> {
+        let generation = self.store.generation().map_err(LegError::from_display)?;
+        let current =
+            |view: &View| (view.generation == Some(generation)).then(|| view.dictionary.clone());
+        if let Some(d) = self.view.read().ok().and_then(|v| current(&v)) {
+            return Ok(d);
         }
+        let _one_at_a_time = self.syncing.lock();
+        let (sequence, dictionary, known) = match self.view.read() {
+            Ok(v) => match current(&v) {
+                Some(d) => return Ok(d),
+                None => (v.sequence, v.dictionary.clone(), v.generation.is_some()),
+            },
+            Err(_) => (0, Arc::default(), false),
+        };
+        let caught_up = if known {
+            self.catch_up(sequence, &dictionary)?
+        } else {
+            None
+        };
+        let (sequence, dictionary) = match caught_up {
+            Some(done) => done,
+            None => self.rebuild()?,
+        };
+        if let Ok(mut v) = self.view.write() {
+            *v = View {
+                generation: Some(generation),
+                sequence,
+                dictionary: dictionary.clone(),
+            };
+        }
+        Ok(dictionary)
     }
 
-    fn all_links(&self, entity: &EntityKey) -> Result<Arc<Vec<EntityLink>>, LegError> {
-        if let Ok(c) = self.links.read()
-            && let Some(l) = c.by_entity.get(entity)
-        {
-            return Ok(l.clone());
+    /// Reads the episodes logged after `sequence`, adds the entities they name and forgets
+    /// those entities' cached links. `None` when a rebuild is due instead: too much is new,
+    /// or the store counts more entities than the log named (a log that does not follow commits).
+    fn catch_up(
+        &self,
+        mut sequence: u64,
+        dictionary: &EntityDictionary,
+    ) -> Result<Option<(u64, Arc<EntityDictionary>)>, LegError> {
+        // Counted before the log is read: entities are never removed, so the caught-up
+        // dictionary holds at least this many unless the log skipped some.
+        let floor = self.store.stats().map_err(LegError::from_display)?.entities as usize;
+        let mut fresh: Vec<MemoryEpisode> = Vec::new();
+        loop {
+            let page = self
+                .store
+                .episodes_since(sequence, LOG_PAGE)
+                .map_err(LegError::from_display)?;
+            let full = page.len() == LOG_PAGE;
+            for (seq, episode) in page {
+                sequence = seq;
+                fresh.push(episode);
+            }
+            if fresh.len() > CATCH_UP_EPISODES {
+                return Ok(None);
+            }
+            if !full {
+                break;
+            }
         }
-        let links = Arc::new(
+        let caching = self.links.read().is_ok_and(|c| !c.by_entity.is_empty());
+        let touched = if caching {
+            self.patch_links(&fresh)?
+        } else {
+            let mut touched = Vec::new();
+            for chunk in fresh.chunks(LOG_PAGE) {
+                let fps: Vec<String> = chunk
+                    .iter()
+                    .map(|e| e.incident_fingerprint.clone())
+                    .collect();
+                touched.extend(
+                    self.store
+                        .entities_touched_by(&fps)
+                        .map_err(LegError::from_display)?,
+                );
+            }
+            touched
+        };
+        let grown = dictionary.with(touched);
+        if grown.size() < floor {
+            return Ok(None);
+        }
+        Ok(Some((sequence, Arc::new(grown))))
+    }
+
+    /// Brings the cached links of every entity these new episodes touched up to date (their
+    /// own links appended, the links of priors whose facts they closed read again) and
+    /// returns those entities. A hub's thousands of links are patched in place, not copied
+    /// or read again.
+    fn patch_links(&self, fresh: &[MemoryEpisode]) -> Result<Vec<EntityKey>, LegError> {
+        let store = |e: crate::store::StoreError| LegError::from_display(e);
+        let new: HashSet<&str> = fresh
+            .iter()
+            .map(|e| e.incident_fingerprint.as_str())
+            .collect();
+        let mut patches: HashMap<EntityKey, Patch> = HashMap::new();
+        for episode in fresh {
+            let fp = &episode.incident_fingerprint;
+            for fact in self.store.facts(fp).map_err(store)? {
+                let patch = patches.entry(fact.entity.clone()).or_default();
+                patch.added.push(link_of(episode, &fact));
+            }
+            for s in self.store.supersedes(fp).map_err(store)? {
+                let patch = patches.entry(s.entity.clone()).or_default();
+                // A prior written in the same catch-up was read after the closing already.
+                if new.contains(s.prior.as_str()) || patch.replaced.contains_key(&s.prior) {
+                    continue;
+                }
+                let Some(prior) = self.store.episode(&s.prior).map_err(store)? else {
+                    continue;
+                };
+                let links = self
+                    .store
+                    .facts(&s.prior)
+                    .map_err(store)?
+                    .iter()
+                    .filter(|f| f.entity == s.entity)
+                    .map(|f| link_of(&prior, f))
+                    .collect();
+                patch.replaced.insert(s.prior.clone(), links);
+            }
+        }
+        if let Ok(mut c) = self.links.write() {
+            c.epoch += 1;
+            for (entity, patch) in &patches {
+                if let Some(cached) = c.by_entity.get_mut(entity) {
+                    Arc::make_mut(cached).apply(patch);
+                }
+            }
+        }
+        Ok(patches.into_keys().collect())
+    }
+
+    /// Every entity read again, every cached link dropped.
+    fn rebuild(&self) -> Result<(u64, Arc<EntityDictionary>), LegError> {
+        // The log position first: entities read after it can only be ahead of it, and the
+        // next catch-up then finds them known already.
+        let sequence = self.store.stats().map_err(LegError::from_display)?.episodes;
+        if let Ok(mut c) = self.links.write() {
+            c.epoch += 1;
+            c.by_entity.clear();
+        }
+        let entities = self.store.entities().map_err(LegError::from_display)?;
+        Ok((sequence, Arc::new(EntityDictionary::new(entities))))
+    }
+
+    fn all_links(&self, entity: &EntityKey) -> Result<Arc<Links>, LegError> {
+        let mut epoch = None;
+        if let Ok(c) = self.links.read() {
+            if let Some(l) = c.by_entity.get(entity) {
+                return Ok(l.clone());
+            }
+            epoch = Some(c.epoch);
+        }
+        let links = Arc::new(Links::new(
             self.store
                 .entity_links(entity)
                 .map_err(LegError::from_display)?,
-        );
-        if let Ok(mut c) = self.links.write() {
+        ));
+        if let Ok(mut c) = self.links.write()
+            && Some(c.epoch) == epoch
+        {
             if c.by_entity.len() >= CACHED_ENTITIES {
                 c.by_entity.clear();
             }
             c.by_entity.insert(entity.clone(), links.clone());
         }
         Ok(links)
-    }
-
-    /// The dictionary, rebuilt when the store has gained entities since it was built.
-    fn dictionary(&self, stats: &StoreStats) -> Result<Arc<EntityDictionary>, LegError> {
-        let count = stats.entities as usize;
-        if let Ok(guard) = self.dictionary.read()
-            && let Some(d) = guard.as_ref()
-            && d.size() == count
-        {
-            return Ok(d.clone());
-        }
-        let built = Arc::new(EntityDictionary::new(
-            self.store.entities().map_err(LegError::from_display)?,
-        ));
-        if let Ok(mut guard) = self.dictionary.write() {
-            *guard = Some(built.clone());
-        }
-        Ok(built)
     }
 
     /// Links to episodes with a fact valid at the as-of point about `entity`; none when the
@@ -123,6 +308,7 @@ impl GraphLeg {
     ) -> Result<Vec<EntityLink>, LegError> {
         let links: Vec<EntityLink> = self
             .all_links(entity)?
+            .list
             .iter()
             .filter(|l| link_valid(l, as_of))
             .cloned()
@@ -139,11 +325,13 @@ impl RecallLeg for GraphLeg {
         Leg::Graph
     }
 
+    fn catch_up(&self) -> Result<(), LegError> {
+        self.dictionary().map(drop)
+    }
+
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
-        let stats = self.store.stats().map_err(LegError::from_display)?;
-        self.refresh_cache(stats);
         let mut seeds = q.entities.clone();
-        for found in self.dictionary(&stats)?.find(&q.text) {
+        for found in self.dictionary()?.find(&q.text) {
             if !seeds.contains(&found) {
                 seeds.push(found);
             }
@@ -180,7 +368,7 @@ impl RecallLeg for GraphLeg {
         // episode -> (1 + index of the last seed counted, distinct seeds, concluded_at)
         let mut hop1: HashMap<&str, (usize, usize, Timestamp)> = HashMap::new();
         for (i, links) in seed_links.iter().enumerate() {
-            for link in links.iter().filter(|l| link_valid(l, &q.as_of)) {
+            for link in links.list.iter().filter(|l| link_valid(l, &q.as_of)) {
                 let c =
                     hop1.entry(link.episode.as_str())
                         .or_insert((0, 0, link.episode_concluded_at));
@@ -259,6 +447,20 @@ fn rank<S: AsRef<str>>(
         fingerprints: ranked.iter().map(|r| r.3.as_ref().to_string()).collect(),
         embed_ms: None,
         note,
+    }
+}
+
+fn link_of(episode: &MemoryEpisode, fact: &FactEdge) -> EntityLink {
+    EntityLink {
+        episode: episode.incident_fingerprint.clone(),
+        relation: fact.relation,
+        t_valid: fact.t_valid,
+        t_invalid: fact.t_invalid,
+        ingested_at: fact.ingested_at,
+        expired_at: fact.expired_at,
+        episode_concluded_at: episode.concluded_at,
+        episode_ingested_at: episode.ingested_at,
+        episode_t_valid: episode.t_valid,
     }
 }
 

@@ -324,6 +324,22 @@ impl MemoryStore for FalkorStore {
         })
     }
 
+    fn entities_touched_by(&self, fingerprints: &[String]) -> Result<Vec<EntityKey>, StoreError> {
+        let mut touched: Vec<EntityKey> = self
+            .facts_of(fingerprints)?
+            .into_iter()
+            .map(|f| f.entity)
+            .chain(
+                self.supersedes_of(fingerprints)?
+                    .into_iter()
+                    .map(|s| s.entity),
+            )
+            .collect();
+        touched.sort();
+        touched.dedup();
+        Ok(touched)
+    }
+
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
         let mut out = self
             .query(cypher::ENTITIES, &[])?
