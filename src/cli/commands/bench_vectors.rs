@@ -1,5 +1,6 @@
-//! `--vectors qdrant://… bench recall`: the semantic leg on the Qdrant server beside the local
-//! exact scan over the same vectors, and how many of the exact top 10 it finds.
+//! A server's vector search (Qdrant for `--vectors qdrant://… bench recall`, the graph's own
+//! index for `bench server`) beside the local exact scan over the same vectors, and how many
+//! of the exact top 10 it finds.
 
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,50 @@ fn timed(
     Ok((times, hits))
 }
 
+pub const TARGET_SEMANTIC_P95_MS: f64 = 10.0;
+pub const TARGET_RECALL_AT_10: f64 = 0.99;
+
+/// A server's vector search beside the exact local scan over the same vectors.
+#[derive(Serialize)]
+pub struct Agreement {
+    pub semantic_ms: Percentiles,
+    pub local_semantic_ms: Percentiles,
+    /// Of the exact top 10 at now, the share the server's top 10 holds.
+    pub recall_at_10: f64,
+}
+
+/// Times `queries` searches (top 10 at now) on `server` and on `local` and counts how many
+/// of the exact neighbours the server found.
+pub fn agreement(
+    ctx: &Context,
+    server: &dyn VectorStore,
+    local: &dyn VectorStore,
+    embedder: &dyn Embedder,
+    queries: usize,
+) -> Result<Agreement> {
+    let vectors = query_vectors(embedder, queries)?;
+    let as_of = AsOf::now(ctx.now);
+    // One untimed pass warms both.
+    timed(server, &vectors[..vectors.len().min(10)], &as_of)?;
+    timed(local, &vectors[..vectors.len().min(10)], &as_of)?;
+    let (server_ms, server_hits) = timed(server, &vectors, &as_of)?;
+    let (local_ms, local_hits) = timed(local, &vectors, &as_of)?;
+    let (mut found, mut wanted) = (0usize, 0usize);
+    for (exact, approx) in local_hits.iter().zip(&server_hits) {
+        wanted += exact.len();
+        found += exact.iter().filter(|f| approx.contains(f)).count();
+    }
+    Ok(Agreement {
+        semantic_ms: percentiles(server_ms),
+        local_semantic_ms: percentiles(local_ms),
+        recall_at_10: if wanted == 0 {
+            1.0
+        } else {
+            found as f64 / wanted as f64
+        },
+    })
+}
+
 /// Fills a scratch Qdrant collection from `store`, waits for its HNSW index, compares it
 /// with `local`, and drops the collection.
 pub fn compare_qdrant(
@@ -82,40 +127,24 @@ pub fn compare_qdrant(
         std::thread::sleep(Duration::from_millis(200));
     }
     let build = t0.elapsed().as_secs_f64();
-    let vectors = query_vectors(embedder, queries)?;
-    let as_of = AsOf::now(ctx.now);
-    // One untimed pass warms both.
-    timed(&qdrant, &vectors[..vectors.len().min(10)], &as_of)?;
-    timed(local, &vectors[..vectors.len().min(10)], &as_of)?;
-    let (server_ms, server_hits) = timed(&qdrant, &vectors, &as_of)?;
-    let (local_ms, local_hits) = timed(local, &vectors, &as_of)?;
-    let (mut found, mut wanted) = (0usize, 0usize);
-    for (exact, approx) in local_hits.iter().zip(&server_hits) {
-        wanted += exact.len();
-        found += exact.iter().filter(|f| approx.contains(f)).count();
-    }
-    let recall = if wanted == 0 {
-        1.0
-    } else {
-        found as f64 / wanted as f64
-    };
+    let agreement = agreement(ctx, &qdrant, local, embedder, queries)?;
     let backend = format!("Qdrant collection {}", qdrant.collection());
     qdrant.drop_collection().map_err(|e| eyre!("{e}"))?;
-    let semantic_ms = percentiles(server_ms);
-    let meets = semantic_ms.p95 <= 10.0 && recall >= 0.99;
+    let meets = agreement.semantic_ms.p95 <= TARGET_SEMANTIC_P95_MS
+        && agreement.recall_at_10 >= TARGET_RECALL_AT_10;
     Ok(ServerVectors {
         backend,
         index_build_seconds: build,
-        semantic_ms,
-        local_semantic_ms: percentiles(local_ms),
-        recall_at_10: recall,
+        semantic_ms: agreement.semantic_ms,
+        local_semantic_ms: agreement.local_semantic_ms,
+        recall_at_10: agreement.recall_at_10,
         queries,
         hnsw: serde_json::json!({"m": HNSW_M, "ef_construct": HNSW_EF_CONSTRUCT, "ef": HNSW_EF}),
         filter: "range conditions on the integer payload indexes ingested_at <= K and t_valid \
                  <= V, planned by Qdrant (HNSW with the filter applied during the graph walk, \
                  or a scan of the matching points when few match)",
-        target_semantic_p95_ms: 10.0,
-        target_recall_at_10: 0.99,
+        target_semantic_p95_ms: TARGET_SEMANTIC_P95_MS,
+        target_recall_at_10: TARGET_RECALL_AT_10,
         meets_targets: meets,
     })
 }
