@@ -71,11 +71,8 @@ impl EntityDictionary {
 
     /// This dictionary and `keys` besides; keys it already holds are ignored.
     pub fn with(&self, keys: Vec<EntityKey>) -> Self {
-        let mut seen = HashSet::new();
-        let fresh: Vec<EntityKey> = keys
-            .into_iter()
-            .filter(|k| !self.contains(k) && seen.insert(k.clone()))
-            .collect();
+        // Duplicates within `keys` are dropped when the tier is built.
+        let fresh: Vec<EntityKey> = keys.into_iter().filter(|k| !self.contains(k)).collect();
         if fresh.is_empty() {
             return self.clone();
         }

@@ -80,7 +80,7 @@ pub fn run(
         let store = Arc::new(EmbeddedStore::open(&data)?);
         fill(ctx, store.as_ref(), n, 10_000)?;
         let mut progress = progress_printer("  indexing");
-        let stack = Arc::new(RecallStack::open(
+        let stack = RecallStack::open(
             store.clone(),
             Ok(Arc::new(HashEmbedder::default()) as Arc<dyn Embedder>),
             &StackOptions {
@@ -89,7 +89,7 @@ pub fn run(
                 vectors: Default::default(),
             },
             &mut progress,
-        ));
+        );
         let reader = Reader {
             ctx,
             runtime: &runtime,
@@ -97,7 +97,7 @@ pub fn run(
             stack: &stack,
             interval: reader_interval,
         };
-        stack.catch_up(store.as_ref(), &mut |_, _| {});
+        catch_up(&stack, store.as_ref());
         let reader_alone = reader.rounds(200, None)?;
         let mut alone_seconds = 0.0;
         let mut with_seconds = 0.0;
@@ -112,7 +112,7 @@ pub fn run(
             alone_seconds += run_writer(ctx.now, &data, &alone_files)?.seconds;
             // What a live explorer would have done meanwhile: catch up on the solo writes,
             // so the trial measures the writer beside the readers, not that backlog.
-            stack.catch_up(store.as_ref(), &mut |_, _| {});
+            catch_up(&stack, store.as_ref());
             eprintln!("  trial {trial}/{TRIALS}: writer with readers and a watcher");
             let busy = Arc::new(AtomicBool::new(true));
             let watcher = spawn_watcher(store.clone(), busy.clone());
@@ -180,6 +180,13 @@ pub fn run(
     }
     print_json(&serde_json::json!({ "bench": "concurrent", "results": results }))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a live explorer does when the store moves; what stopped a part of it is said.
+fn catch_up(stack: &RecallStack, store: &dyn MemoryStore) {
+    for problem in stack.catch_up(store, &mut |_, _| {}).1 {
+        eprintln!("  {problem}");
+    }
 }
 
 /// `writes` synthetic records from `first` on, in files of [`FILE_RECORDS`] (one batch each).

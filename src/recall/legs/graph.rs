@@ -159,9 +159,10 @@ impl GraphLeg {
         Ok(dictionary)
     }
 
-    /// Reads the episodes logged after `sequence`, adds the entities they name and forgets
+    /// Reads the episodes logged after `sequence`, adds the entities they name and patches
     /// those entities' cached links. `None` when a rebuild is due instead: too much is new,
-    /// or the store counts more entities than the log named (a log that does not follow commits).
+    /// or the store counts more entities than the log named (a log that does not follow
+    /// commits).
     fn catch_up(
         &self,
         mut sequence: u64,
