@@ -338,9 +338,13 @@ fn headless_runs_over_a_falkordb_store() {
 /// FalkorDB orders the ingest log by knowledge time then fingerprint, so an episode recorded
 /// at the same instant with a smaller fingerprint lands behind the indexes' watermark; they
 /// notice by count and catch up.
+/// A later batch at the same knowledge time whose fingerprint sorts first still comes after
+/// every earlier batch in the ingest log, so catching up reads only it; an episode another
+/// program writes without a batch generation lands behind the watermark and is found by count.
 #[test]
 fn indexes_catch_up_when_an_episode_lands_behind_the_watermark() {
-    let store: Arc<dyn MemoryStore> = Arc::new(common::falkordb::store("behind"));
+    let url = graph_url("behind");
+    let store: Arc<dyn MemoryStore> = Arc::new(FalkorStore::connect(&url).unwrap());
     let now = "2026-02-01T00:00:00Z";
     ingest_at(
         store.as_ref(),
@@ -364,21 +368,39 @@ fn indexes_catch_up_when_an_episode_lands_behind_the_watermark() {
             &mut |_, _| {},
         )
     };
-    let first = open();
-    assert_eq!(first.text.as_ref().unwrap().len(), 2);
-    drop(first);
+    let stack = open();
+    assert_eq!(stack.text.as_ref().unwrap().len(), 2);
     ingest_at(
         store.as_ref(),
-        &[record("INC-2", "2026-01-02T10:00:00Z")],
+        &[record("INC-0", "2026-01-02T10:00:00Z")],
         now,
     )
     .unwrap();
-    let second = open();
+    let (sync, problems) = stack.catch_up(store.as_ref(), &mut |_, _| {});
+    assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(
-        second.text.as_ref().unwrap().len(),
-        3,
-        "{:?}",
-        second.notices
+        (sync.text_indexed, sync.vectors_embedded),
+        (1, 1),
+        "only the new batch is read"
     );
-    assert_eq!(second.vectors.as_ref().unwrap().count().unwrap(), 3);
+    assert_eq!(stack.text.as_ref().unwrap().len(), 3);
+    drop(stack);
+
+    let at = ts(now).millis();
+    raw_query(
+        &url,
+        &format!(
+            "CREATE (:MemoryEpisode {{incident_fingerprint: 'A-FOREIGN', summary_nl: 'written elsewhere', \
+             resolution_nl: 'by another agent', concluded_at: {at}, ingested_at: {at}, t_valid: {at}, \
+             source: 'other-agent', status: 'concluded', confidence_score: 0.5}})"
+        ),
+    );
+    let reopened = open();
+    assert_eq!(
+        reopened.text.as_ref().unwrap().len(),
+        4,
+        "{:?}",
+        reopened.notices
+    );
+    assert_eq!(reopened.vectors.as_ref().unwrap().count().unwrap(), 4);
 }

@@ -113,22 +113,26 @@ pub fn run(
             // What a live explorer would have done meanwhile: catch up on the solo writes,
             // so the trial measures the writer beside the readers, not that backlog.
             catch_up(&stack, store.as_ref());
-            eprintln!("  trial {trial}/{TRIALS}: writer with readers and a watcher");
-            let busy = Arc::new(AtomicBool::new(true));
-            let watcher = spawn_watcher(store.clone(), busy.clone());
-            let writer = {
-                let ctx_now = ctx.now;
-                let data = data.clone();
-                std::thread::spawn(move || run_writer(ctx_now, &data, &with_files))
-            };
-            reader_with.extend(reader.rounds(usize::MAX, Some(&writer))?);
-            let with = writer
-                .join()
-                .map_err(|_| eyre!("the writer thread panicked"))??;
-            busy.store(false, Ordering::Release);
-            let seen = watcher
-                .join()
-                .map_err(|_| eyre!("the watcher thread panicked"))?;
+            eprintln!("  trial {trial}/{TRIALS}: writer with readers and a live watcher");
+            let busy = AtomicBool::new(true);
+            let (with, seen, run) = std::thread::scope(|scope| -> Result<_> {
+                let watcher = scope.spawn(|| watch(store.as_ref(), &stack, &busy));
+                let writer = {
+                    let ctx_now = ctx.now;
+                    let data = data.clone();
+                    std::thread::spawn(move || run_writer(ctx_now, &data, &with_files))
+                };
+                let run = reader.rounds(usize::MAX, Some(&writer));
+                let with = writer
+                    .join()
+                    .map_err(|_| eyre!("the writer thread panicked"))?;
+                busy.store(false, Ordering::Release);
+                let seen = watcher
+                    .join()
+                    .map_err(|_| eyre!("the watcher thread panicked"))?;
+                Ok((with?, seen, run?))
+            })?;
+            reader_with.extend(run);
             with_seconds += with.seconds;
             for (generation, committed) in with.commits.iter().enumerate() {
                 let wanted = with.first_generation + generation as u64 + 1;
@@ -249,32 +253,29 @@ fn run_writer(now: strata::model::Timestamp, data: &Path, files: &[PathBuf]) -> 
 }
 
 /// What the live explorer does: poll the generation and, on a change, read the newest page
-/// (the change is visible then).
-fn spawn_watcher(
-    store: Arc<EmbeddedStore>,
-    busy: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<Vec<(u64, Instant)>> {
-    std::thread::spawn(move || {
-        let mut seen = Vec::new();
-        let mut last = store.generation().unwrap_or(0);
-        while busy.load(Ordering::Acquire) {
-            std::thread::sleep(POLL);
-            let Ok(generation) = store.generation() else {
-                continue;
-            };
-            if generation != last {
-                let page = store.timeline(&TimelineQuery {
-                    limit: 200,
-                    ..TimelineQuery::default()
-                });
-                if page.is_ok() {
-                    seen.push((generation, Instant::now()));
-                    last = generation;
-                }
+/// (the change is visible then) and bring the recall indexes up to it in the background, as
+/// its follow task does.
+fn watch(store: &EmbeddedStore, stack: &RecallStack, busy: &AtomicBool) -> Vec<(u64, Instant)> {
+    let mut seen = Vec::new();
+    let mut last = store.generation().unwrap_or(0);
+    while busy.load(Ordering::Acquire) {
+        std::thread::sleep(POLL);
+        let Ok(generation) = store.generation() else {
+            continue;
+        };
+        if generation != last {
+            let page = store.timeline(&TimelineQuery {
+                limit: 200,
+                ..TimelineQuery::default()
+            });
+            if page.is_ok() {
+                seen.push((generation, Instant::now()));
+                last = generation;
+                catch_up(stack, store);
             }
         }
-        seen
-    })
+    }
+    seen
 }
 
 /// The explorer's reads and recalls, timed per round.

@@ -18,7 +18,7 @@ use crate::cli::output::print_json;
 use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
 use strata::index::VectorLocation;
 
-use strata::recall::{LegSet, RecallStack, StackOptions};
+use strata::recall::{Leg, LegSet, RecallStack, StackOptions};
 use strata::store::embedded::EmbeddedStore;
 use strata::store::falkordb::{FalkorStore, FalkorUrl};
 use strata::store::{MemoryStore, StoreLocation};
@@ -66,8 +66,11 @@ struct BackendBench {
 #[derive(Serialize)]
 struct VectorIndexBench {
     index_build_seconds: f64,
-    /// The semantic leg inside recall (query embedding, search, as-of filter).
+    /// The semantic leg inside three-leg recall (query embedding, search, as-of filter),
+    /// sharing the machine with the graph leg's Cypher on the same server.
     semantic_ms: Percentiles,
+    /// The same leg recalled alone: what the target is for.
+    semantic_alone_ms: Percentiles,
     /// The vector search alone, top 10 at now, beside the local exact scan.
     search: super::bench_vectors::Agreement,
     hnsw: &'static str,
@@ -252,6 +255,15 @@ fn bench_size(
     let (Some(exact), Some(graph_index)) = (&falkor_stack.vectors, &vector_stack.vectors) else {
         bail!("a vector index did not open (see the notices above)");
     };
+    eprintln!(" the semantic leg alone on the graph's vector index");
+    let semantic_alone = time_recalls(
+        ctx,
+        runtime,
+        &vector_stack,
+        queries,
+        LegSet::of(&[Leg::Semantic]),
+    )?;
+    let semantic_alone_ms = percentiles(semantic_alone.semantic);
     eprintln!(" the graph's vector index beside the exact local scan");
     let search = super::bench_vectors::agreement(
         ctx,
@@ -260,8 +272,8 @@ fn bench_size(
         embedder.as_ref(),
         queries,
     )?;
-    let vectors_meet = search.semantic_ms.p95 <= super::bench_vectors::TARGET_SEMANTIC_P95_MS
-        && search.recall_at_10 >= super::bench_vectors::TARGET_RECALL_AT_10;
+    let vectors_meet = semantic_alone_ms.p95 <= super::bench_vectors::TARGET_SEMANTIC_P95_MS
+        && search.recall_at_10_ties >= super::bench_vectors::TARGET_RECALL_AT_10;
     let meets = falkor_ingest.ingest_episodes_per_s >= TARGET_INGEST_PER_S
         && falkor_recall.fused_ms.p95 <= TARGET_FUSED_P95_MS
         && falkor_recall.legs_not_ok == 0;
@@ -285,6 +297,7 @@ fn bench_size(
         falkordb_vector_index: VectorIndexBench {
             index_build_seconds: vector_recall.index_build_seconds,
             semantic_ms: vector_recall.semantic_ms,
+            semantic_alone_ms,
             search,
             hnsw: "M 32, efConstruction 400, efRuntime 1000 (FalkorDB's defaults: 16, 200, \
                    10); the as-of filter after the kNN, widened until enough hits survive it",

@@ -80,7 +80,7 @@ pub const LIST_INDEXES: &str = "CALL db.indexes() YIELD label, properties, types
      UNWIND properties AS p UNWIND types[p] AS t RETURN label, p, t";
 
 /// The range indexes the queries rely on: (label or relationship type, properties, statement).
-pub const INDEXES: [(&str, &[&str], &str); 6] = [
+pub const INDEXES: [(&str, &[&str], &str); 7] = [
     (
         "MemoryEpisode",
         &["incident_fingerprint", "concluded_at", "ingested_at"],
@@ -107,6 +107,11 @@ pub const INDEXES: [(&str, &[&str], &str); 6] = [
         "CREATE INDEX FOR ()-[r:SUPERSEDES]-() ON (r.t_valid, r.ingested_at)",
     ),
     ("Skill", &["name"], "CREATE INDEX FOR (k:Skill) ON (k.name)"),
+    (
+        "MemoryEpisode",
+        &["ingest_seq"],
+        "CREATE INDEX FOR (e:MemoryEpisode) ON (e.ingest_seq)",
+    ),
 ];
 
 pub const EPISODES: &str = concat!(
@@ -145,20 +150,26 @@ pub const SUPERSEDED_BY: &str = concat!(
     lineage_columns!()
 );
 
-/// The ingest order: knowledge time, then fingerprint. The first page skips; later pages
-/// continue after the last key read. `toString` keeps the string comparison off the range
-/// index, whose order for non-ASCII strings differs from `ORDER BY`'s (FalkorDB 4.16).
+/// The ingest log: episodes in the order the store learned them. `ingest_seq` is the generation
+/// of the batch that created an episode, so a later batch always comes after every earlier one,
+/// even at the same knowledge time; an episode written without it (by another agent, or before
+/// Strata stamped it) counts as 0 and orders by knowledge time and fingerprint. The last column
+/// is the episode's place in that order, for the keyset cursor.
 pub const EPISODES_FROM: &str = concat!(
     "MATCH (e:MemoryEpisode) RETURN ",
     episode_columns!("e"),
-    " ORDER BY e.ingested_at, e.incident_fingerprint SKIP $skip LIMIT $limit"
+    ", coalesce(e.ingest_seq, 0) AS seq ORDER BY seq, e.ingested_at, e.incident_fingerprint SKIP $skip LIMIT $limit"
 );
 
+/// The ingest log after a cursor that carries an `ingest_seq` (the index on it finds them).
+/// `toString` keeps the string comparison off the range index, whose order for non-ASCII
+/// strings differs from `ORDER BY`'s (FalkorDB 4.16).
 pub const EPISODES_AFTER_KEY: &str = concat!(
-    "MATCH (e:MemoryEpisode) WHERE e.ingested_at >= $at \
-     AND (e.ingested_at > $at OR toString(e.incident_fingerprint) > $fp) RETURN ",
+    "MATCH (e:MemoryEpisode) WHERE e.ingest_seq >= $seq \
+     AND (e.ingest_seq > $seq OR e.ingested_at > $at \
+     OR (e.ingested_at = $at AND toString(e.incident_fingerprint) > $fp)) RETURN ",
     episode_columns!("e"),
-    " ORDER BY e.ingested_at, e.incident_fingerprint LIMIT $limit"
+    ", e.ingest_seq ORDER BY e.ingest_seq, e.ingested_at, e.incident_fingerprint LIMIT $limit"
 );
 
 pub const ENTITY_LINKS: &str = "MATCH (n:MemoryEntity {entity_type: $t, entity_ref: $r})<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
@@ -215,7 +226,8 @@ MERGE (meta:StrataMeta {key: 'store'}) ON CREATE SET meta.store_id = $store_id, 
 SET meta.generation = meta.generation + 1 \
 FOREACH (x IN $episodes | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
   ON CREATE SET e.summary_nl = x.summary, e.resolution_nl = x.resolution, e.concluded_at = x.concluded, \
-  e.t_valid = x.tv, e.ingested_at = x.at, e.source = x.source, e.status = x.status, e.confidence_score = x.conf) \
+  e.t_valid = x.tv, e.ingested_at = x.at, e.source = x.source, e.status = x.status, e.confidence_score = x.conf, \
+  e.ingest_seq = meta.generation) \
 FOREACH (x IN $entities | MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) ON CREATE SET n.ingested_at = x.at) \
 FOREACH (x IN $mentions | MERGE (e:MemoryEpisode {incident_fingerprint: x.fp}) \
   MERGE (n:MemoryEntity {entity_type: x.t, entity_ref: x.r}) MERGE (e)-[f:MENTIONS]->(n) \

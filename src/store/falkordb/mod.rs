@@ -36,9 +36,19 @@ pub struct FalkorStore {
     connection: ConnectionManager,
     /// Indexes are created once per process, on the first call that reaches the server.
     schema_ready: AtomicBool,
-    /// Where the last `episodes_since` page ended: (ordinal, ingested_at, fingerprint), so the
-    /// next page continues by key instead of skipping from the start.
-    ingest_cursor: Mutex<Option<(u64, i64, String)>>,
+    /// Where the last `episodes_since` page ended, so the next page continues by key instead
+    /// of skipping from the start.
+    ingest_cursor: Mutex<Option<IngestCursor>>,
+}
+
+/// An episode's place in the ingest log: its ordinal and its (ingest_seq, ingested_at,
+/// fingerprint) key.
+#[derive(Clone)]
+struct IngestCursor {
+    ordinal: u64,
+    seq: i64,
+    ingested_at: i64,
+    fingerprint: String,
 }
 
 fn backend(e: impl std::fmt::Display) -> StoreError {

@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 
 use super::cypher;
 use super::rows::Row;
-use super::{FalkorStore, Param};
+use super::{FalkorStore, IngestCursor, Param, backend};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{
     AsOf, EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
@@ -258,25 +258,24 @@ impl MemoryStore for FalkorStore {
         Ok(out)
     }
 
-    /// Sequences are positions in (knowledge time, fingerprint) order. An episode recorded
-    /// later at an earlier position shifts them; indexes notice by count and catch up.
+    /// Sequences are positions in the ingest log: batch by batch (each batch's episodes carry
+    /// its generation), then knowledge time and fingerprint. Only episodes written without a
+    /// batch generation (by another agent) can land at an earlier position and shift the rest;
+    /// indexes notice that by count and catch up.
     fn episodes_since(
         &self,
         after: u64,
         limit: usize,
     ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
         let limit_param = count(limit);
-        let cursor = self
-            .ingest_cursor
-            .lock()
-            .map_err(|e| StoreError::Backend(e.to_string()))?
-            .clone();
+        let cursor = self.ingest_cursor.lock().map_err(backend)?.clone();
         let rows = match cursor {
-            Some((at, ingested, fp)) if at == after && after > 0 => self.query(
+            Some(c) if c.ordinal == after && after > 0 && c.seq > 0 => self.query(
                 cypher::EPISODES_AFTER_KEY,
                 &[
-                    ("at", Param::Int(ingested)),
-                    ("fp", Param::Str(fp)),
+                    ("seq", Param::Int(c.seq)),
+                    ("at", Param::Int(c.ingested_at)),
+                    ("fp", Param::Str(c.fingerprint)),
                     ("limit", limit_param),
                 ],
             )?,
@@ -288,23 +287,21 @@ impl MemoryStore for FalkorStore {
                 ],
             )?,
         };
-        let out: Vec<(u64, MemoryEpisode)> = rows
-            .decode(episode)?
+        let out: Vec<(u64, i64, MemoryEpisode)> = rows
+            .decode(|r| Ok((r.int(9)?, episode(r)?)))?
             .into_iter()
             .enumerate()
-            .map(|(i, e)| (after + i as u64 + 1, e))
+            .map(|(i, (seq, e))| (after + i as u64 + 1, seq, e))
             .collect();
-        if let Some((seq, last)) = out.last() {
-            *self
-                .ingest_cursor
-                .lock()
-                .map_err(|e| StoreError::Backend(e.to_string()))? = Some((
-                *seq,
-                last.ingested_at.millis(),
-                last.incident_fingerprint.clone(),
-            ));
+        if let Some((ordinal, seq, last)) = out.last() {
+            *self.ingest_cursor.lock().map_err(backend)? = Some(IngestCursor {
+                ordinal: *ordinal,
+                seq: *seq,
+                ingested_at: last.ingested_at.millis(),
+                fingerprint: last.incident_fingerprint.clone(),
+            });
         }
-        Ok(out)
+        Ok(out.into_iter().map(|(o, _, e)| (o, e)).collect())
     }
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
