@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tantivy::collector::TopDocs;
+use tantivy::merge_policy::{LogMergePolicy, MergePolicy};
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -20,8 +21,10 @@ use crate::lmdb::{WriterGuard, WriterLock};
 use crate::model::{AsOf, Timestamp};
 
 const WRITER_HEAP: usize = 50_000_000;
-/// More segments than this after a catch-up are merged into one.
-const MAX_SEGMENTS: usize = 4;
+/// Segments of one size tier merged together once this many have gathered: a catch-up adds
+/// one small segment, and merging the small ones among themselves keeps a query to a few
+/// posting lists per term without rewriting the whole index after every write.
+const SEGMENTS_PER_TIER: usize = 4;
 
 pub struct TextDoc<'a> {
     pub fingerprint: &'a str,
@@ -353,18 +356,35 @@ impl Bm25Index {
         self.commit(writer, &newest)
     }
 
-    /// Merges the index into one segment when catching up left it in many (one per page
-    /// appended): a query then walks one posting list per term instead of hundreds.
+    /// Merges segments of like size once [`SEGMENTS_PER_TIER`] of them have gathered (tantivy's
+    /// log merge policy, run here and waited for, so the same appends give the same segments):
+    /// a first build's many segments become one, and a small catch-up merges only with other
+    /// small ones, never the whole index.
     pub fn compact(&self) -> Result<(), IndexError> {
-        let mut writer = self.writer()?;
-        let segments = self
-            .index
-            .searchable_segment_ids()
-            .map_err(|e| self.err(&e))?;
-        if segments.len() <= MAX_SEGMENTS {
-            return Ok(());
+        let mut policy = LogMergePolicy::default();
+        policy.set_min_num_segments(SEGMENTS_PER_TIER);
+        let mut writer: Option<IndexWriter> = None;
+        // Each round merges a tier into the next; a handful of rounds covers any index.
+        for _ in 0..64 {
+            let segments = self
+                .index
+                .searchable_segment_metas()
+                .map_err(|e| self.err(&e))?;
+            let merges = policy.compute_merge_candidates(&segments);
+            if merges.is_empty() {
+                break;
+            }
+            let w = match writer.as_mut() {
+                Some(w) => w,
+                None => writer.insert(self.writer()?),
+            };
+            for merge in merges {
+                w.merge(&merge.0).wait().map_err(|e| self.err(&e))?;
+            }
         }
-        writer.merge(&segments).wait().map_err(|e| self.err(&e))?;
+        let Some(writer) = writer else {
+            return Ok(());
+        };
         writer
             .garbage_collect_files()
             .wait()

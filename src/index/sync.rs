@@ -97,34 +97,75 @@ pub fn sync_text(
         tracing::warn!("the text index is ahead of the store's log: rebuilding it");
         text.clear(&store_identity(store)?)?;
     }
-    let mut indexed = 0;
-    let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
-        let texts = texts(store, page)?;
-        let docs: Vec<TextDoc<'_>> = page
+    let mut pending = PendingText::default();
+    let mut indexed = pending.read(store, text, text.watermark()?, total, progress)?;
+    if text.len() < total {
+        // An episode was recorded behind the watermark (another program wrote it without a
+        // batch sequence): read everything again.
+        indexed += pending.read(store, text, 0, total, progress)?;
+    }
+    if indexed > 0 {
+        text.compact()?;
+    }
+    Ok(indexed)
+}
+
+/// Episodes read from the log and not yet committed to the text index: a catch-up writes
+/// them in one commit (one segment), not one per page.
+#[derive(Default)]
+struct PendingText {
+    episodes: Vec<(MemoryEpisode, String)>,
+    watermark: u64,
+}
+
+/// Documents per text-index commit while catching up: a small write is one commit, a first
+/// build of a large store keeps its progress every so often.
+const COMMIT_EVERY: usize = 20_000;
+
+impl PendingText {
+    /// Reads the log after `from` into the text index; returns how many documents it wrote.
+    fn read(
+        &mut self,
+        store: &dyn MemoryStore,
+        text: &Bm25Index,
+        from: u64,
+        total: u64,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<usize, IndexError> {
+        let mut indexed = 0;
+        follow(store, from, &mut |page, last| {
+            let texts = texts(store, page)?;
+            self.episodes
+                .extend(page.iter().map(|(_, e)| e.clone()).zip(texts));
+            self.watermark = last;
+            if self.episodes.len() >= COMMIT_EVERY {
+                indexed += self.commit(text)?;
+            }
+            progress(last.min(total), total);
+            Ok(())
+        })?;
+        Ok(indexed + self.commit(text)?)
+    }
+
+    fn commit(&mut self, text: &Bm25Index) -> Result<usize, IndexError> {
+        if self.episodes.is_empty() {
+            return Ok(0);
+        }
+        let docs: Vec<TextDoc<'_>> = self
+            .episodes
             .iter()
-            .zip(&texts)
-            .map(|((_, e), t)| TextDoc {
+            .map(|(e, t)| TextDoc {
                 fingerprint: &e.incident_fingerprint,
                 text: t,
                 ingested_at: e.ingested_at,
                 t_valid: e.t_valid,
             })
             .collect();
-        text.append(&docs, last)?;
-        indexed += docs.len();
-        progress(last.min(total), total);
-        Ok(())
-    };
-    follow(store, text.watermark()?, &mut append)?;
-    if text.len() < total {
-        // An episode was recorded behind the watermark (a server store orders by knowledge
-        // time, and another writer may record an older one): read everything again.
-        follow(store, 0, &mut append)?;
+        text.append(&docs, self.watermark)?;
+        let n = docs.len();
+        self.episodes.clear();
+        Ok(n)
     }
-    if indexed > 0 {
-        text.compact()?;
-    }
-    Ok(indexed)
 }
 
 /// Brings the vector index up to the store's ingest log, embedding in batches only the
