@@ -141,3 +141,122 @@ fn postmortem_labels_follow_the_documented_rule() {
         }
     }
 }
+
+/// A dataset directory is replayed as memory stood at each query: a record that concluded
+/// after the query (same text, valid all along, a fingerprint that would win the tie) is not
+/// yet known, so the earlier one ranks first; R@10 is reported beside the other metrics.
+#[test]
+fn a_dataset_is_replayed_as_memory_stood_at_each_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("tiny-set");
+    std::fs::create_dir(&set).unwrap();
+    let text = "disk full on the ledger database volume";
+    let rec = |fp: &str, summary: &str, concluded: &str| {
+        serde_json::json!({
+            "incident_fingerprint": fp,
+            "summary_nl": summary,
+            "resolution_nl": "grew the volume",
+            "concluded_at": concluded,
+            "t_valid": "2025-01-01T00:00:00Z",
+            "mentions": [{"entity_type": "service", "entity_ref": "ledger"}],
+        })
+    };
+    std::fs::write(
+        set.join("records.ndjson"),
+        ndjson(&[
+            rec("OLD-1", text, "2025-01-02T00:00:00Z"),
+            rec(
+                "OTHER-1",
+                "certificate expired on the ingress",
+                "2025-01-03T00:00:00Z",
+            ),
+            rec("LATE-1", text, "2025-03-01T00:00:00Z"),
+        ]),
+    )
+    .unwrap();
+    std::fs::write(
+        set.join("labels.json"),
+        serde_json::to_string(&serde_json::json!([{
+            "id": "Q-1",
+            "fault_class": "duplicate",
+            "query": text,
+            "entities": [],
+            "at": "2025-02-01T00:00:00Z",
+            "expected": ["OLD-1"],
+        }]))
+        .unwrap(),
+    )
+    .unwrap();
+    let out = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "eval",
+            "--json",
+            "--dataset",
+            set.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let datasets = report["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 1);
+    assert_eq!(datasets[0]["name"], "tiny-set");
+    assert_eq!(datasets[0]["queries"], 1);
+    for legs in ["semantic", "bm25"] {
+        let row = datasets[0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["legs"] == legs && r["fusion"] == "rrf")
+            .unwrap();
+        assert_eq!(row["ac1"], 1.0, "{legs}: {row}");
+        assert_eq!(row["r10"], 1.0, "{legs}: {row}");
+    }
+
+    std::fs::remove_file(set.join("labels.json")).unwrap();
+    let missing = strata(dir.path(), &["eval", "--dataset", set.to_str().unwrap()]);
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("labels.json"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+/// The public dev set (GitBugs SeaMonkey, CC BY 4.0) replays to the committed hash-embedder
+/// scores, and the gate holds against them.
+#[test]
+fn the_gitbugs_dev_set_replays_to_its_committed_baseline() {
+    let set = shared_dir().join("data/gitbugs-seamonkey");
+    if !set.join("records.ndjson").is_file() {
+        eprintln!("skipped: no dev set at {}", set.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/eval/gitbugs-seamonkey-hash.json");
+    let out = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "eval",
+            "--json",
+            "--dataset",
+            set.to_str().unwrap(),
+            "--gate",
+            committed.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shipped: Value =
+        serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
+    assert_eq!(report["datasets"][0]["queries"], 46);
+    assert_eq!(
+        shipped["datasets"][0]["rows"], report["datasets"][0]["rows"],
+        "same data, same embedder: the same scores as the committed baseline"
+    );
+}

@@ -239,8 +239,13 @@ pub struct RecallArgs {
 pub struct EvalArgs {
     /// A labelled set to replay against the current store (JSON array; see README).
     /// Without it: the demo set on a fresh demo memory, and the postmortem set.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "dataset")]
     pub labels: Option<PathBuf>,
+    /// A labelled dataset directory (`records.ndjson` of ingest records, `labels.json`), replayed
+    /// in a scratch store with each record known from its concluded_at; repeatable. Without it
+    /// (and without --labels): the demo set and the postmortem set.
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Vec<PathBuf>,
     /// The public postmortems for the second labelled set
     #[arg(long, value_name = "DIR", env = "STRATA_POSTMORTEMS")]
     pub postmortems: Option<PathBuf>,

@@ -9,6 +9,9 @@ pub struct Metrics {
     pub ac3: f64,
     pub mrr: f64,
     pub ndcg10: f64,
+    /// The share of the expected episodes in the top 10 (absent from reports before it).
+    #[serde(default)]
+    pub r10: f64,
 }
 
 /// Binary-relevance nDCG at `n`.
@@ -35,6 +38,16 @@ impl Metrics {
             ac3: f64::from(u8::from(first.is_some_and(|i| i < 3))),
             mrr: first.map_or(0.0, |i| 1.0 / (i + 1) as f64),
             ndcg10: ndcg_at(ranked, &expected, 10),
+            r10: if expected.is_empty() {
+                0.0
+            } else {
+                ranked
+                    .iter()
+                    .take(10)
+                    .filter(|fp| expected.contains(fp.as_str()))
+                    .count() as f64
+                    / expected.len() as f64
+            },
         }
     }
 
@@ -46,6 +59,7 @@ impl Metrics {
             ac3: sum(|m| m.ac3),
             mrr: sum(|m| m.mrr),
             ndcg10: sum(|m| m.ndcg10),
+            r10: sum(|m| m.r10),
         }
     }
 }
@@ -61,7 +75,9 @@ mod tests {
     #[test]
     fn metrics_by_hand() {
         let m = Metrics::of(&s(&["x", "a", "y", "b"]), &s(&["a", "b"]));
-        assert_eq!((m.ac1, m.ac3, m.mrr), (0.0, 1.0, 0.5));
+        assert_eq!((m.ac1, m.ac3, m.mrr, m.r10), (0.0, 1.0, 0.5, 1.0));
+        let half = Metrics::of(&s(&["a", "x"]), &s(&["a", "b"]));
+        assert_eq!(half.r10, 0.5);
         let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2();
         let ideal = 1.0 + 1.0 / 3f64.log2();
         assert!((m.ndcg10 - dcg / ideal).abs() < 1e-12);
@@ -72,7 +88,8 @@ mod tests {
                 ac1: 1.0,
                 ac3: 1.0,
                 mrr: 1.0,
-                ndcg10: 1.0
+                ndcg10: 1.0,
+                r10: 1.0
             }
         );
         let miss = Metrics::of(&s(&["x"]), &s(&["a"]));

@@ -48,6 +48,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Replays every labelled query at its own time (V = K = the query's time) for every leg
 /// combination under both fusion policies; top 10 are scored.
+/// How deep each ranking is scored (the @10 of MRR@10, R@10 and nDCG@10).
+const RANKED: usize = 10;
+
 pub async fn evaluate(
     engine: &RecallEngine,
     name: &str,
@@ -87,7 +90,9 @@ pub async fn evaluate(
                             valid_at: at,
                             known_at: at,
                         },
-                        k: 10,
+                        // One more than is scored: the query's own incident, when the memory
+                        // already holds it, is left out (it is never its own past incident).
+                        k: RANKED + 1,
                         legs,
                         fusion,
                     })
@@ -99,6 +104,8 @@ pub async fn evaluate(
                     .results
                     .into_iter()
                     .map(|r| r.fingerprint)
+                    .filter(|fp| *fp != label.id)
+                    .take(RANKED)
                     .collect();
                 scores.push(Metrics::of(&ranked, &label.expected));
             }

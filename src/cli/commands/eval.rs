@@ -17,6 +17,8 @@ use strata::store::embedded::EmbeddedStore;
 
 const DEMO_RULE: &str = "the demo incidents of the same cause that concluded before the query time";
 const DAY_MS: i64 = 86_400_000;
+const DATASET_RULE: &str = "as labelled in the dataset's labels.json; memory replayed as it stood at \
+    each query (every record known from its concluded_at)";
 
 pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -27,17 +29,22 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         .build_embedder()
         .map(|e| Arc::new(CachedEmbedder::new(e)) as Arc<dyn Embedder>);
     let mut datasets = Vec::new();
-    if let Some(file) = &args.labels {
-        let labels: Vec<LabelledQuery> = serde_json::from_str(
-            &std::fs::read_to_string(file)
-                .wrap_err_with(|| format!("reading {}", file.display()))?,
-        )
-        .wrap_err_with(|| {
-            format!(
-                "{}: expected a JSON array of {{id, fault_class, query, entities, at, expected}}",
-                file.display()
-            )
-        })?;
+    if !args.dataset.is_empty() {
+        let scratch = tempfile::tempdir()?;
+        for (i, dir) in args.dataset.iter().enumerate() {
+            let store_dir = scratch.path().join(format!("dataset-{i}"));
+            let (name, labels, store) = load_dataset(ctx, dir, &store_dir)?;
+            let index_dir = scratch.path().join(format!("dataset-{i}-index"));
+            let stack = open_stack(store, embedder.clone(), &index_dir);
+            datasets.push(runtime.block_on(eval::evaluate(
+                &stack.engine,
+                &name,
+                DATASET_RULE,
+                &labels,
+            )));
+        }
+    } else if let Some(file) = &args.labels {
+        let labels = read_labels(file)?;
         let store: Arc<dyn MemoryStore> = ctx.open_store()?;
         let stack = ctx.open_recall(store);
         let name = file.display().to_string();
@@ -141,6 +148,42 @@ fn open_stack(
     stack
 }
 
+fn read_labels(file: &Path) -> Result<Vec<LabelledQuery>> {
+    serde_json::from_str(
+        &std::fs::read_to_string(file).wrap_err_with(|| format!("reading {}", file.display()))?,
+    )
+    .wrap_err_with(|| {
+        format!(
+            "{}: expected a JSON array of {{id, fault_class, query, entities, at, expected}}",
+            file.display()
+        )
+    })
+}
+
+/// A dataset directory (`records.ndjson`, ingest records, and `labels.json`) written into a
+/// scratch store at `store_dir`, each record known from its `concluded_at`, so that a query
+/// at time T sees exactly the records that had concluded by T.
+fn load_dataset(
+    ctx: &Context,
+    dir: &Path,
+    store_dir: &Path,
+) -> Result<(String, Vec<LabelledQuery>, Arc<EmbeddedStore>)> {
+    let name = dir.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let labels = read_labels(&dir.join("labels.json"))?;
+    let records = dir.join("records.ndjson");
+    say!("eval: ingesting {}", records.display());
+    let mut prepared = ingest::prepare_file(&records, ctx.now)?;
+    for item in &mut prepared.batch.items {
+        item.ingested_at = item.draft.concluded_at;
+    }
+    let store = Arc::new(EmbeddedStore::open(store_dir)?);
+    ingest::write(store.as_ref(), &prepared.batch)?;
+    Ok((name, labels, store))
+}
+
 fn postmortem_dir(explicit: Option<&Path>) -> Option<PathBuf> {
     match explicit {
         Some(d) => Some(d.to_path_buf()),
@@ -158,17 +201,18 @@ fn print_dataset(d: &DatasetReport) {
     );
     println!("  related = {}", d.rule);
     println!(
-        "  {:<22} {:<5} {:>6} {:>6} {:>6} {:>7}",
-        "LEGS", "FUSE", "AC@1", "AC@3", "MRR", "nDCG@10"
+        "  {:<22} {:<5} {:>6} {:>6} {:>6} {:>6} {:>7}",
+        "LEGS", "FUSE", "AC@1", "AC@3", "MRR@10", "R@10", "nDCG@10"
     );
     for r in &d.rows {
         println!(
-            "  {:<22} {:<5} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
+            "  {:<22} {:<5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
             r.legs,
             r.fusion.as_str(),
             r.metrics.ac1,
             r.metrics.ac3,
             r.metrics.mrr,
+            r.metrics.r10,
             r.metrics.ndcg10
         );
     }
