@@ -46,11 +46,12 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-/// Replays every labelled query at its own time (V = K = the query's time) for every leg
-/// combination under both fusion policies; top 10 are scored.
 /// How deep each ranking is scored (the @10 of MRR@10, R@10 and nDCG@10).
 const RANKED: usize = 10;
 
+/// Replays every labelled query at its own time (V = K = the query's time) for every leg
+/// combination under both fusion policies; the top [`RANKED`] are scored, the query's own
+/// incident left out.
 pub async fn evaluate(
     engine: &RecallEngine,
     name: &str,
