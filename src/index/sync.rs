@@ -8,7 +8,7 @@ use super::VectorStore;
 use super::bm25::{Bm25Index, TextDoc};
 use super::vectors::VectorRow;
 use crate::embed::Embedder;
-use crate::model::MemoryEpisode;
+use crate::model::{MemoryEpisode, Timestamp};
 use crate::store::MemoryStore;
 
 const PAGE: usize = 256;
@@ -114,7 +114,8 @@ pub fn sync_text(
 /// them in one commit (one segment), not one per page.
 #[derive(Default)]
 struct PendingText {
-    episodes: Vec<(MemoryEpisode, String)>,
+    /// (fingerprint, text, ingested_at, t_valid) of each episode read.
+    episodes: Vec<(String, String, Timestamp, Timestamp)>,
     watermark: u64,
 }
 
@@ -136,7 +137,14 @@ impl PendingText {
         follow(store, from, &mut |page, last| {
             let texts = texts(store, page)?;
             self.episodes
-                .extend(page.iter().map(|(_, e)| e.clone()).zip(texts));
+                .extend(page.iter().zip(texts).map(|((_, e), text)| {
+                    (
+                        e.incident_fingerprint.clone(),
+                        text,
+                        e.ingested_at,
+                        e.t_valid,
+                    )
+                }));
             self.watermark = last;
             if self.episodes.len() >= COMMIT_EVERY {
                 indexed += self.commit(text)?;
@@ -154,11 +162,11 @@ impl PendingText {
         let docs: Vec<TextDoc<'_>> = self
             .episodes
             .iter()
-            .map(|(e, t)| TextDoc {
-                fingerprint: &e.incident_fingerprint,
-                text: t,
-                ingested_at: e.ingested_at,
-                t_valid: e.t_valid,
+            .map(|(fingerprint, text, ingested_at, t_valid)| TextDoc {
+                fingerprint,
+                text,
+                ingested_at: *ingested_at,
+                t_valid: *t_valid,
             })
             .collect();
         text.append(&docs, self.watermark)?;

@@ -66,7 +66,7 @@ pub const TARGET_RECALL_AT_10: f64 = 0.99;
 
 /// Scores closer than this are the same score: two sums of 384 f32 products in another
 /// order (SIMD lanes, the server's own kernel) differ by about 1e-7, and the hash embedder's
-/// synthetic texts give hundreds of episodes the same score in exact arithmetic.
+/// synthetic texts give many episodes the same score in exact arithmetic.
 const SAME_SCORE: f32 = 1e-5;
 /// How deep the exact scan is read to score the server's hits exactly.
 const EXACT_DEPTH: usize = 2_000;

@@ -287,21 +287,20 @@ impl MemoryStore for FalkorStore {
                 ],
             )?,
         };
-        let out: Vec<(u64, i64, MemoryEpisode)> = rows
-            .decode(|r| Ok((r.int(9)?, episode(r)?)))?
-            .into_iter()
-            .enumerate()
-            .map(|(i, (seq, e))| (after + i as u64 + 1, seq, e))
-            .collect();
-        if let Some((ordinal, seq, last)) = out.last() {
+        let page: Vec<(i64, MemoryEpisode)> = rows.decode(|r| Ok((r.int(9)?, episode(r)?)))?;
+        if let Some((seq, last)) = page.last() {
             *self.ingest_cursor.lock().map_err(backend)? = Some(IngestCursor {
-                ordinal: *ordinal,
+                ordinal: after + page.len() as u64,
                 seq: *seq,
                 ingested_at: last.ingested_at.millis(),
                 fingerprint: last.incident_fingerprint.clone(),
             });
         }
-        Ok(out.into_iter().map(|(o, _, e)| (o, e)).collect())
+        Ok(page
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_, e))| (after + i as u64 + 1, e))
+            .collect())
     }
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
