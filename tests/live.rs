@@ -254,6 +254,12 @@ fn the_graph_leg_follows_another_processs_writes_exactly_as_a_fresh_one_reads_th
         &data,
         &[graph_record("INC-C", 2, &["gamma-svc"]), superseding],
     );
+    let stale = live.search(&query).unwrap();
+    assert_eq!(
+        stale.note, before.note,
+        "a search reads what the leg last caught up to and leaves the catch-up to catch_up"
+    );
+    live.catch_up().unwrap();
     let after = live.search(&query).unwrap();
     assert_eq!(
         after.note.as_deref(),

@@ -149,8 +149,9 @@ pub trait RecallLeg: Send + Sync {
     fn leg(&self) -> Leg;
     fn search(&self, query: &LegQuery) -> Result<LegHits, LegError>;
 
-    /// Brings what the leg keeps of the store up to it, so the next search does not have
-    /// to, and not under the recall deadline. Legs that keep nothing have nothing to do.
+    /// Brings what the leg keeps of the store up to it, off the recall deadline: a search
+    /// reads what the leg last caught up to, as the indexed legs read their indexes. Legs
+    /// that keep nothing have nothing to do.
     fn catch_up(&self) -> Result<(), LegError> {
         Ok(())
     }

@@ -124,6 +124,21 @@ impl GraphLeg {
         }
     }
 
+    /// The dictionary as last caught up, built on first use. A search reads this snapshot
+    /// and never waits for a catch-up: the other legs search what their indexes hold, and a
+    /// recall beside a busy writer would otherwise pay for every write it did not ask about.
+    fn snapshot(&self) -> Result<Arc<EntityDictionary>, LegError> {
+        if let Some(d) = self
+            .view
+            .read()
+            .ok()
+            .and_then(|v| v.generation.is_some().then(|| v.dictionary.clone()))
+        {
+            return Ok(d);
+        }
+        self.dictionary()
+    }
+
     /// The dictionary as of the store's current generation, caught up first if need be.
     fn dictionary(&self) -> Result<Arc<EntityDictionary>, LegError> {
         let generation = self.store.generation().map_err(LegError::from_display)?;
@@ -332,7 +347,7 @@ impl RecallLeg for GraphLeg {
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
         let mut seeds = q.entities.clone();
-        for found in self.dictionary()?.find(&q.text) {
+        for found in self.snapshot()?.find(&q.text) {
             if !seeds.contains(&found) {
                 seeds.push(found);
             }
