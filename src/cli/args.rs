@@ -30,12 +30,21 @@ pub struct Cli {
     #[arg(long, global = true, env = "STRATA_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// The memory graph on a FalkorDB server, falkordb://HOST:PORT/GRAPH [default: the embedded store in --data]
-    #[arg(long, global = true, env = "STRATA_STORE", value_name = "URL")]
+    /// The memory graph on a FalkorDB server, falkordb://[USER:PASSWORD@]HOST:PORT/GRAPH
+    /// (falkordbs:// over TLS; the password may come from STRATA_FALKORDB_PASSWORD instead)
+    /// [default: the embedded store in --data]
+    #[arg(
+        long,
+        global = true,
+        env = "STRATA_STORE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub store: Option<String>,
 
-    /// Where the semantic leg's vectors live: qdrant://HOST:PORT, or falkordb for the graph's own
-    /// vector index [default: a local index in --data]
+    /// Where the semantic leg's vectors live: qdrant://HOST:PORT (qdrants:// over TLS, the API
+    /// key from STRATA_QDRANT_API_KEY), or falkordb for the graph's own vector index [default: a
+    /// local index in --data]
     #[arg(long, global = true, env = "STRATA_VECTORS", value_name = "URL")]
     pub vectors: Option<String>,
 

@@ -50,15 +50,17 @@ pub enum VectorLocation {
 }
 
 impl VectorLocation {
-    /// `qdrant://HOST:PORT`, or `falkordb` (the store's graph, which must then be on FalkorDB).
+    /// `qdrant://HOST:PORT` (`qdrants://` over TLS), or `falkordb` (the store's graph, which must then be on FalkorDB).
     pub fn parse(url: Option<&str>, store: &StoreLocation) -> Result<Self, IndexError> {
         let bad = |message: String| IndexError::Vectors {
-            path: url.unwrap_or_default().into(),
+            path: crate::store::falkordb::mask_credentials(url.unwrap_or_default()).into(),
             message,
         };
         match url {
             None | Some("local") => Ok(VectorLocation::Local),
-            Some(u) if u.starts_with("qdrant://") => Ok(VectorLocation::Qdrant(u.to_string())),
+            Some(u) if u.starts_with("qdrant://") || u.starts_with("qdrants://") => {
+                Ok(VectorLocation::Qdrant(u.to_string()))
+            }
             Some("falkordb") => match store {
                 StoreLocation::FalkorDb(graph) => Ok(VectorLocation::FalkorDb(graph.clone())),
                 StoreLocation::Embedded(_) => Err(bad(
@@ -66,7 +68,8 @@ impl VectorLocation {
                 )),
             },
             Some(other) => Err(bad(format!(
-                "expected qdrant://HOST:PORT, falkordb or local, got {other:?}"
+                "expected qdrant://HOST:PORT (qdrants:// over TLS), falkordb or local, got {:?}",
+                crate::store::falkordb::mask_credentials(other)
             ))),
         }
     }

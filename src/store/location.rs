@@ -13,13 +13,13 @@ pub enum StoreLocation {
 }
 
 impl StoreLocation {
-    /// `url` is `falkordb://HOST:PORT/GRAPH`; none means the embedded store in `data_dir`.
+    /// `url` is `falkordb://[USER:PASSWORD@]HOST:PORT/GRAPH` (`falkordbs://` over TLS); none means the embedded store in `data_dir`.
     pub fn parse(url: Option<&str>, data_dir: &Path) -> Result<Self, StoreError> {
         match url {
             None => Ok(StoreLocation::Embedded(data_dir.to_path_buf())),
             Some(u) => u.parse().map(StoreLocation::FalkorDb).map_err(
                 |e: super::falkordb::FalkorUrlError| StoreError::Open {
-                    path: PathBuf::from(u),
+                    path: PathBuf::from(super::falkordb::mask_credentials(u)),
                     message: e.to_string(),
                 },
             ),

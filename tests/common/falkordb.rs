@@ -42,6 +42,16 @@ impl Server {
         server
     }
 
+    /// Starts FalkorDB on a free port with extra server arguments (e.g. `--requirepass`).
+    pub fn start_with(args: &[&str]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec!["--save", "", "--appendonly", "no"];
+        all.extend_from_slice(args);
+        let mut server = Self::spawn(None, dir.path(), &all);
+        server._dir = Some(dir);
+        server
+    }
+
     /// Starts FalkorDB as `scripts/falkordb` does (append-only file, fsync every second) with
     /// its files in `dir`, which outlives it: start it again on `dir` to restart it.
     pub fn start_durable(dir: &std::path::Path) -> Server {
@@ -158,7 +168,7 @@ pub fn store(name: &str) -> FalkorStore {
 
 /// Runs raw Cypher on a graph, as another program would.
 pub fn raw_query(url: &FalkorUrl, cypher: &str) -> redis::Value {
-    let client = redis::Client::open(format!("redis://{}:{}/", url.host, url.port)).unwrap();
+    let client = redis::Client::open(url.connection_info().unwrap()).unwrap();
     let mut c = client.get_connection().unwrap();
     redis::cmd("GRAPH.QUERY")
         .arg(&url.graph)

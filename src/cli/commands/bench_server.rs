@@ -109,7 +109,7 @@ impl ScratchGraph {
             graph: format!("{}_bench_{n}_{}", base.graph, std::process::id()),
             ..base.clone()
         };
-        let client = redis::Client::open(format!("redis://{}:{}/", url.host, url.port))?;
+        let client = redis::Client::open(url.connection_info()?)?;
         let mut connection = client
             .get_connection_with_timeout(Duration::from_secs(2))
             .map_err(|e| eyre!("FalkorDB at {} is unreachable: {e}", url.address()))?;

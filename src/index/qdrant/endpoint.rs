@@ -1,13 +1,19 @@
-//! `qdrant://HOST[:PORT]`: where the gRPC API of a Qdrant server listens.
+//! `qdrant://HOST[:PORT]`, or `qdrants://…` over TLS: where the gRPC API of a Qdrant server
+//! listens. The API key comes from [`API_KEY_ENV`], never from the URL, so that a location
+//! can be shown anywhere.
 
 pub const DEFAULT_PORT: u16 = 6334;
 pub(super) const SCHEME: &str = "qdrant://";
+pub(super) const TLS_SCHEME: &str = "qdrants://";
+/// The API key sent to the server, when it wants one.
+pub const API_KEY_ENV: &str = "STRATA_QDRANT_API_KEY";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Endpoint {
     /// A name, an IPv4 address or a bracketed IPv6 address.
     pub host: String,
     pub port: u16,
+    pub tls: bool,
 }
 
 impl Endpoint {
@@ -15,28 +21,43 @@ impl Endpoint {
         format!("{}:{}", self.host, self.port)
     }
 
+    /// The URL the client connects to.
     pub fn http(&self) -> String {
-        format!("http://{}", self.authority())
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.authority())
+    }
+
+    /// The location as the user wrote it, for messages.
+    pub fn shown(&self) -> String {
+        let scheme = if self.tls { TLS_SCHEME } else { SCHEME };
+        format!("{scheme}{}", self.authority())
     }
 }
 
 pub(super) fn parse_url(url: &str) -> Result<Endpoint, String> {
+    let shown = crate::store::falkordb::mask_credentials(url);
     let bad = |why: &str| {
         format!(
             "expected a URL like qdrant://HOST:PORT (the gRPC port, {DEFAULT_PORT} if left \
-             out), got {url:?}: {why}"
+             out; qdrants:// over TLS), got {shown:?}: {why}"
         )
     };
-    let rest = url
-        .strip_prefix(SCHEME)
-        .ok_or_else(|| bad("it does not start with qdrant://"))?;
+    let (tls, rest) = match url.strip_prefix(TLS_SCHEME) {
+        Some(rest) => (true, rest),
+        None => (
+            false,
+            url.strip_prefix(SCHEME)
+                .ok_or_else(|| bad("it does not start with qdrant:// or qdrants://"))?,
+        ),
+    };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     if let Some(c) = rest
         .chars()
         .find(|c| matches!(c, '/' | '?' | '#' | '@') || c.is_whitespace())
     {
         return Err(bad(&format!(
-            "{c:?} is not allowed: no path, query, credentials or spaces"
+            "{c:?} is not allowed: no path, query, credentials or spaces (the API key goes in \
+             {API_KEY_ENV})"
         )));
     }
     let (host, port) = if rest.starts_with('[') {
@@ -70,6 +91,7 @@ pub(super) fn parse_url(url: &str) -> Result<Endpoint, String> {
     Ok(Endpoint {
         host: host.to_string(),
         port,
+        tls,
     })
 }
 
@@ -88,6 +110,11 @@ mod tests {
         assert_eq!(ok("qdrant://10.0.0.7:7000/"), "http://10.0.0.7:7000");
         assert_eq!(ok("qdrant://[::1]:6400"), "http://[::1]:6400");
         assert_eq!(ok("qdrant://[::1]"), "http://[::1]:6334");
+        assert_eq!(
+            ok("qdrants://vectors.internal"),
+            "https://vectors.internal:6334"
+        );
+        assert_eq!(parse_url("qdrants://h:7").unwrap().shown(), "qdrants://h:7");
     }
 
     #[test]
@@ -95,6 +122,7 @@ mod tests {
         for (url, why) in [
             ("http://localhost:6334", "does not start with qdrant://"),
             ("localhost:6334", "does not start with qdrant://"),
+            ("qdrants://", "host is missing"),
             ("qdrant://", "host is missing"),
             ("qdrant://:6334", "host is missing"),
             ("qdrant://host:", "\"\" is not a port"),
@@ -112,5 +140,7 @@ mod tests {
             assert!(e.contains(&format!("{url:?}")), "{e}");
             assert!(e.contains(why), "{url}: {e}");
         }
+        let e = parse_url("qdrant://key:s3cret@host").unwrap_err();
+        assert!(!e.contains("s3cret") && e.contains(API_KEY_ENV), "{e}");
     }
 }

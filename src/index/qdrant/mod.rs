@@ -29,8 +29,9 @@ use super::vectors::{Scored, VectorRow, dot};
 use crate::model::AsOf;
 use collection::{FILTERED, FINGERPRINT, Recorded};
 pub use collection::{collection_name, point_id};
+pub use endpoint::API_KEY_ENV;
 pub use endpoint::DEFAULT_PORT;
-use endpoint::{SCHEME, parse_url};
+use endpoint::parse_url;
 
 /// HNSW graph degree (Qdrant's default) and build beam (twice the default), noted here
 /// because the recall@10 measured in the README rests on them.
@@ -69,6 +70,17 @@ impl Default for Timeouts {
 
 fn describe(e: &QdrantError) -> String {
     match e {
+        QdrantError::ResponseError { status }
+            if matches!(
+                status.code(),
+                tonic::Code::Unauthenticated | tonic::Code::PermissionDenied
+            ) =>
+        {
+            format!(
+                "authentication failed ({}): check the API key in {API_KEY_ENV}",
+                status.message()
+            )
+        }
         QdrantError::ResponseError { status } => {
             format!("{} ({:?})", status.message(), status.code())
         }
@@ -150,11 +162,11 @@ impl QdrantVectors {
         timeouts: Timeouts,
     ) -> Result<Self, IndexError> {
         let endpoint = parse_url(url).map_err(|message| IndexError::Vectors {
-            path: PathBuf::from(url),
+            path: PathBuf::from(crate::store::falkordb::mask_credentials(url)),
             message,
         })?;
         let collection = collection_name(model, store_id);
-        let location = PathBuf::from(format!("{SCHEME}{}/{collection}", endpoint.authority()));
+        let location = PathBuf::from(format!("{}/{collection}", endpoint.shown()));
         let fail = |message: String| IndexError::Vectors {
             path: location.clone(),
             message,
@@ -166,7 +178,9 @@ impl QdrantVectors {
             .enable_all()
             .build()
             .map_err(|e| fail(format!("cannot start the client runtime: {e}")))?;
+        let api_key = std::env::var(API_KEY_ENV).ok().filter(|k| !k.is_empty());
         let client = Qdrant::from_url(&endpoint.http())
+            .api_key(api_key)
             .timeout(timeouts.request)
             .connect_timeout(timeouts.connect)
             .skip_compatibility_check()

@@ -23,7 +23,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use crate::store::StoreError;
 pub use params::Param;
 use rows::Rows;
-pub use url::{FalkorUrl, FalkorUrlError};
+pub use url::{FalkorUrl, FalkorUrlError, PASSWORD_ENV, Password, mask_credentials};
 pub use vectors::FalkorVectors;
 
 /// How long one query may take before the call fails (the connection then reconnects).
@@ -72,10 +72,16 @@ impl FalkorStore {
             .enable_all()
             .build()
             .map_err(backend)?;
-        let client = redis::Client::open(url.redis_url()).map_err(|e| StoreError::Open {
-            path: url.to_string().into(),
-            message: e.to_string(),
-        })?;
+        if url.tls {
+            tls::install_crypto();
+        }
+        let client = url
+            .connection_info()
+            .and_then(redis::Client::open)
+            .map_err(|e| StoreError::Open {
+                path: url.to_string().into(),
+                message: e.to_string(),
+            })?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
@@ -104,7 +110,18 @@ impl FalkorStore {
     }
 
     fn unreachable(&self, e: &redis::RedisError) -> StoreError {
-        if e.is_io_error()
+        if is_authentication_failure(e) {
+            let why = if e.code() == Some("NOAUTH") {
+                "the server wants a password and none was given"
+            } else {
+                "the server refused the user and password"
+            };
+            StoreError::Backend(format!(
+                "FalkorDB at {}: authentication failed ({why}): give them in the store URL \
+                 (falkordb://USER:PASSWORD@HOST:PORT/GRAPH) or the password in {PASSWORD_ENV}",
+                self.url.address(),
+            ))
+        } else if e.is_io_error()
             || e.is_timeout()
             || e.is_connection_dropped()
             || e.is_connection_refusal()
@@ -251,5 +268,19 @@ impl FalkorStore {
         }
         self.schema_ready.store(true, Ordering::Release);
         Ok(())
+    }
+}
+
+/// A refused AUTH, or a server that wants one and was given none.
+fn is_authentication_failure(e: &redis::RedisError) -> bool {
+    e.kind() == redis::ErrorKind::AuthenticationFailed
+        || matches!(e.code(), Some("NOAUTH" | "WRONGPASS"))
+}
+
+mod tls {
+    /// TLS connections need a process-wide crypto provider; ring is the one already built
+    /// in. Installing it twice, or after another part of the process did, changes nothing.
+    pub(super) fn install_crypto() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }

@@ -1,22 +1,73 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// `falkordb://HOST:PORT/GRAPH`: where the graph lives.
+use percent_encoding::percent_decode_str;
+
+/// `falkordb://[USER[:PASSWORD]@]HOST:PORT/GRAPH`, or `falkordbs://…` over TLS: where the
+/// graph lives. The password never leaves this value except to authenticate: it is shown as
+/// `***` wherever the location is shown.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FalkorUrl {
     pub host: String,
     pub port: u16,
     pub graph: String,
+    pub tls: bool,
+    pub username: Option<String>,
+    pub password: Option<Password>,
 }
+
+/// A password, shown as `***` by `Debug` so that no log or error can print it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Password(String);
+
+impl Password {
+    pub fn new(secret: impl Into<String>) -> Self {
+        Password(secret.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Password {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// The password when the URL has none, so that it need not appear in a command line.
+pub const PASSWORD_ENV: &str = "STRATA_FALKORDB_PASSWORD";
 
 const DEFAULT_PORT: u16 = 6379;
 const DEFAULT_GRAPH: &str = "incident_memory";
+const SCHEME: &str = "falkordb://";
+const TLS_SCHEME: &str = "falkordbs://";
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("expected a store URL like falkordb://HOST:PORT/GRAPH, got {given:?}: {why}")]
+#[error(
+    "expected a store URL like falkordb://[USER:PASSWORD@]HOST:PORT/GRAPH (falkordbs:// for TLS), got {given:?}: {why}"
+)]
 pub struct FalkorUrlError {
+    /// What was given, its password masked.
     given: String,
     why: &'static str,
+}
+
+/// `s` with the password of any `scheme://user:password@` in it replaced by `***`: for
+/// showing a location that failed to parse.
+pub fn mask_credentials(s: &str) -> String {
+    let Some(start) = s.find("://").map(|i| i + 3) else {
+        return s.to_string();
+    };
+    let authority_end = s[start..].find('/').map_or(s.len(), |i| start + i);
+    let Some(at) = s[start..authority_end].rfind('@').map(|i| start + i) else {
+        return s.to_string();
+    };
+    match s[start..at].find(':') {
+        Some(colon) => format!("{}:***{}", &s[..start + colon], &s[at..]),
+        None => s.to_string(),
+    }
 }
 
 impl FromStr for FalkorUrl {
@@ -24,12 +75,17 @@ impl FromStr for FalkorUrl {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let fail = |why| FalkorUrlError {
-            given: s.to_string(),
+            given: mask_credentials(s),
             why,
         };
-        let rest = s
-            .strip_prefix("falkordb://")
-            .ok_or_else(|| fail("the scheme must be falkordb://"))?;
+        let (tls, rest) = match s.strip_prefix(TLS_SCHEME) {
+            Some(rest) => (true, rest),
+            None => (
+                false,
+                s.strip_prefix(SCHEME)
+                    .ok_or_else(|| fail("the scheme must be falkordb:// or falkordbs://"))?,
+            ),
+        };
         let (authority, graph) = rest.split_once('/').unwrap_or((rest, DEFAULT_GRAPH));
         let graph = if graph.is_empty() {
             DEFAULT_GRAPH
@@ -44,16 +100,66 @@ impl FromStr for FalkorUrl {
                 "the graph name may not contain spaces, '/' or control characters",
             ));
         }
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((h, p)) => (
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let decode = |part: &str| {
+            percent_decode_str(part)
+                .decode_utf8()
+                .map(|d| d.into_owned())
+                .map_err(|_| fail("the user and password must be UTF-8 once %-decoded"))
+        };
+        let (username, password) = match userinfo {
+            None => (None, None),
+            Some(u) => {
+                let (user, password) = match u.split_once(':') {
+                    Some((user, password)) => (user, Some(password)),
+                    None => (u, None),
+                };
+                let user = decode(user)?;
+                let password = password.map(decode).transpose()?;
+                (
+                    (!user.is_empty()).then_some(user),
+                    password.filter(|p| !p.is_empty()).map(Password),
+                )
+            }
+        };
+        // A bracketed IPv6 address holds colons of its own.
+        let split =
+            match hostport.find(']') {
+                Some(end) if hostport.starts_with('[') => match &hostport[end + 1..] {
+                    "" => (hostport, None),
+                    after => (
+                        &hostport[..end + 1],
+                        Some(after.strip_prefix(':').ok_or_else(|| {
+                            fail("only :PORT may follow a bracketed IPv6 address")
+                        })?),
+                    ),
+                },
+                _ => match hostport.rsplit_once(':') {
+                    Some((h, p)) => (h, Some(p)),
+                    None => (hostport, None),
+                },
+            };
+        let (host, port) = match split {
+            (h, Some(p)) => (
                 h,
                 p.parse()
                     .map_err(|_| fail("the port must be a number 1-65535"))?,
             ),
-            None => (authority, DEFAULT_PORT),
+            (h, None) => (h, DEFAULT_PORT),
         };
         if host.is_empty() {
             return Err(fail("the host is missing"));
+        }
+        if host
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '@')
+        {
+            return Err(fail(
+                "the host may not contain spaces, '@' or control characters",
+            ));
         }
         if port == 0 {
             return Err(fail("the port must be a number 1-65535"));
@@ -62,6 +168,9 @@ impl FromStr for FalkorUrl {
             host: host.to_string(),
             port,
             graph: graph.to_string(),
+            tls,
+            username,
+            password,
         })
     }
 }
@@ -71,11 +180,47 @@ impl FalkorUrl {
         format!("{}:{}", self.host, self.port)
     }
 
-    pub(super) fn redis_url(&self) -> String {
-        format!("redis://{}:{}/", self.host, self.port)
+    /// The password to authenticate with: the URL's, else [`PASSWORD_ENV`]'s.
+    fn password(&self) -> Option<Password> {
+        self.password.clone().or_else(|| {
+            std::env::var(PASSWORD_ENV)
+                .ok()
+                .filter(|p| !p.is_empty())
+                .map(Password)
+        })
     }
 
-    /// A directory name for the indexes derived from this graph.
+    /// Where and how to connect: TLS or not, and the credentials.
+    pub fn connection_info(&self) -> redis::RedisResult<redis::ConnectionInfo> {
+        let host = self
+            .host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(&self.host)
+            .to_string();
+        let address = if self.tls {
+            redis::ConnectionAddr::TcpTls {
+                host,
+                port: self.port,
+                insecure: false,
+                tls_params: None,
+            }
+        } else {
+            redis::ConnectionAddr::Tcp(host, self.port)
+        };
+        let mut settings = redis::RedisConnectionInfo::default();
+        if let Some(user) = &self.username {
+            settings = settings.set_username(user);
+        }
+        if let Some(password) = self.password() {
+            settings = settings.set_password(password.expose());
+        }
+        redis::IntoConnectionInfo::into_connection_info(address)
+            .map(|info| info.set_redis_settings(settings))
+    }
+
+    /// A directory name for the indexes derived from this graph: the server and the graph,
+    /// never the credentials, and the same over TLS or not.
     pub fn slug(&self) -> String {
         format!("falkordb-{}-{}-{}", self.host, self.port, self.graph)
             .chars()
@@ -92,7 +237,14 @@ impl FalkorUrl {
 
 impl fmt::Display for FalkorUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "falkordb://{}:{}/{}", self.host, self.port, self.graph)
+        f.write_str(if self.tls { TLS_SCHEME } else { SCHEME })?;
+        match (&self.username, &self.password) {
+            (Some(user), Some(_)) => write!(f, "{user}:***@")?,
+            (None, Some(_)) => f.write_str(":***@")?,
+            (Some(user), None) => write!(f, "{user}@")?,
+            (None, None) => {}
+        }
+        write!(f, "{}:{}/{}", self.host, self.port, self.graph)
     }
 }
 
@@ -104,8 +256,8 @@ mod tests {
     fn parses_host_port_and_graph() {
         let u: FalkorUrl = "falkordb://127.0.0.1:6390/mem".parse().unwrap();
         assert_eq!(
-            (u.host.as_str(), u.port, u.graph.as_str()),
-            ("127.0.0.1", 6390, "mem")
+            (u.host.as_str(), u.port, u.graph.as_str(), u.tls),
+            ("127.0.0.1", 6390, "mem", false)
         );
         let d: FalkorUrl = "falkordb://db".parse().unwrap();
         assert_eq!((d.port, d.graph.as_str()), (6379, "incident_memory"));
@@ -113,16 +265,79 @@ mod tests {
     }
 
     #[test]
-    fn bad_urls_say_what_was_expected() {
+    fn credentials_are_parsed_and_never_shown() {
+        let u: FalkorUrl = "falkordbs://default:s3cret@db.internal:6380/g"
+            .parse()
+            .unwrap();
+        assert!(u.tls);
+        assert_eq!(u.host, "db.internal");
+        assert_eq!(u.port, 6380);
+        assert_eq!(u.username.as_deref(), Some("default"));
+        assert_eq!(u.password.as_ref().map(Password::expose), Some("s3cret"));
+        assert_eq!(u.to_string(), "falkordbs://default:***@db.internal:6380/g");
+        assert!(!format!("{u:?}").contains("s3cret"), "{u:?}");
+        assert_eq!(u.slug(), "falkordb-db.internal-6380-g");
+        let info = u.connection_info().unwrap();
+        assert_eq!(info.redis_settings().password(), Some("s3cret"));
+        assert_eq!(info.redis_settings().username(), Some("default"));
+        assert!(matches!(
+            info.addr(),
+            redis::ConnectionAddr::TcpTls { host, port: 6380, insecure: false, .. } if host == "db.internal"
+        ));
+
+        let only_password: FalkorUrl = "falkordb://:p%40ss%3Aword@h:1/g".parse().unwrap();
+        assert_eq!(only_password.username, None);
+        assert_eq!(
+            only_password.password.as_ref().map(Password::expose),
+            Some("p@ss:word"),
+            "percent-encoded characters are decoded"
+        );
+        assert_eq!(only_password.to_string(), "falkordb://:***@h:1/g");
+        let v6: FalkorUrl = "falkordb://[::1]:7000/g".parse().unwrap();
+        assert_eq!((v6.host.as_str(), v6.port), ("[::1]", 7000));
+        let v6: FalkorUrl = "falkordb://[::1]/g".parse().unwrap();
+        assert_eq!((v6.host.as_str(), v6.port), ("[::1]", 6379));
+        let only_user: FalkorUrl = "falkordb://reader@h:1/g".parse().unwrap();
+        assert_eq!(only_user.to_string(), "falkordb://reader@h:1/g");
+        assert!(matches!(
+            only_user.connection_info().unwrap().addr(),
+            redis::ConnectionAddr::Tcp(h, 1) if h == "h"
+        ));
+    }
+
+    #[test]
+    fn bad_urls_say_what_was_expected_without_the_password() {
         for bad in [
             "redis://x:1/g",
             "falkordb://:1/g",
             "falkordb://x:y/g",
             "falkordb://x:0/g",
             "falkordb://x:1/a b",
+            "falkordb://u:hunter2@:1/g",
+            "falkordb://u:hunter2@x:y/g",
+            "falkordb://u:hunter2@x y:1/g",
         ] {
             let e = bad.parse::<FalkorUrl>().unwrap_err().to_string();
-            assert!(e.contains("falkordb://HOST:PORT/GRAPH"), "{e}");
+            assert!(
+                e.contains("falkordb://[USER:PASSWORD@]HOST:PORT/GRAPH"),
+                "{e}"
+            );
+            assert!(!e.contains("hunter2"), "{e}");
         }
+    }
+
+    #[test]
+    fn masking_leaves_what_has_no_password() {
+        assert_eq!(
+            mask_credentials("falkordb://u:pw@h:1/g"),
+            "falkordb://u:***@h:1/g"
+        );
+        assert_eq!(
+            mask_credentials("falkordb://:pw@h/g"),
+            "falkordb://:***@h/g"
+        );
+        assert_eq!(mask_credentials("falkordb://u@h:1/g"), "falkordb://u@h:1/g");
+        assert_eq!(mask_credentials("falkordb://h:1/a@b"), "falkordb://h:1/a@b");
+        assert_eq!(mask_credentials("no scheme"), "no scheme");
     }
 }
