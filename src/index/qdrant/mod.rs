@@ -30,6 +30,12 @@ use crate::model::AsOf;
 use collection::{FILTERED, FINGERPRINT, Recorded};
 pub use collection::{collection_name, point_id};
 pub use endpoint::API_KEY_ENV;
+
+/// Whether `url` is a Qdrant location this index can use, without connecting; the error says
+/// what was expected.
+pub fn check_url(url: &str) -> Result<(), String> {
+    parse_url(url).map(drop)
+}
 pub use endpoint::DEFAULT_PORT;
 use endpoint::parse_url;
 

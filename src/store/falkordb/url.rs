@@ -54,14 +54,16 @@ pub struct FalkorUrlError {
     why: &'static str,
 }
 
-/// `s` with the password of any `scheme://user:password@` in it replaced by `***`: for
-/// showing a location that failed to parse.
+/// `s` with anything that may be a password (between the first `:` of what could be user
+/// info and the last `@`) replaced by `***`: for showing a location that failed to parse,
+/// where masking too much is fine and too little is not.
 pub fn mask_credentials(s: &str) -> String {
-    let Some(start) = s.find("://").map(|i| i + 3) else {
-        return s.to_string();
+    let start = match (s.find("://"), s.find('@')) {
+        (Some(scheme), Some(at)) if scheme < at => scheme + 3,
+        (Some(scheme), None) => scheme + 3,
+        _ => 0,
     };
-    let authority_end = s[start..].find('/').map_or(s.len(), |i| start + i);
-    let Some(at) = s[start..authority_end].rfind('@').map(|i| start + i) else {
+    let Some(at) = s[start..].rfind('@').map(|i| start + i) else {
         return s.to_string();
     };
     match s[start..at].find(':') {
@@ -337,7 +339,12 @@ mod tests {
             "falkordb://:***@h/g"
         );
         assert_eq!(mask_credentials("falkordb://u@h:1/g"), "falkordb://u@h:1/g");
-        assert_eq!(mask_credentials("falkordb://h:1/a@b"), "falkordb://h:1/a@b");
+        assert_eq!(mask_credentials(":pw@://"), ":***@://");
+        assert_eq!(
+            mask_credentials("falkordb://u:p@ss/w@h:1/g"),
+            "falkordb://u:***@h:1/g"
+        );
         assert_eq!(mask_credentials("no scheme"), "no scheme");
+        assert_eq!(mask_credentials("u:pw@h:1"), "u:***@h:1");
     }
 }
