@@ -404,3 +404,60 @@ fn indexes_catch_up_when_an_episode_lands_behind_the_watermark() {
     );
     assert_eq!(reopened.vectors.as_ref().unwrap().count().unwrap(), 4);
 }
+
+/// A dense supersession graph: each episode of a layer supersedes both episodes of the layer
+/// before (one on each of two entities), so the paths down from the top double with every
+/// layer (2^29 here). Lineage walks it hop by hop with a visited set: it returns each edge
+/// once, exactly as the embedded store does, in well under a second.
+#[test]
+fn lineage_over_a_dense_supersession_graph_costs_its_edges_not_its_paths() {
+    use serde_json::json;
+    const LAYERS: i64 = 30;
+    let server = common::falkordb::store("dense_lineage");
+    let (_dir, embedded) = temp_store();
+    for layer in 0..LAYERS {
+        let start = ts("2026-01-01T00:00:00Z").plus_millis(layer * 3_600_000);
+        let records: Vec<serde_json::Value> = (0..2)
+            .map(|i| {
+                let mut r = json!({
+                    "incident_fingerprint": format!("DAG-{layer:02}-{i}"),
+                    "summary_nl": format!("layer {layer} episode {i}"),
+                    "resolution_nl": "",
+                    "concluded_at": start.plus_millis(1_800_000).to_rfc3339(),
+                    "t_valid": start.to_rfc3339(),
+                    "mentions": [{"entity_type": "service", "entity_ref": "a"},
+                                 {"entity_type": "service", "entity_ref": "b"}],
+                });
+                if layer > 0 {
+                    let entity = if i == 0 { "a" } else { "b" };
+                    r["supersedes"] = json!([0, 1].map(|p| json!({
+                        "incident_fingerprint": format!("DAG-{:02}-{p}", layer - 1),
+                        "entity_type": "service",
+                        "entity_ref": entity,
+                    })));
+                }
+                r
+            })
+            .collect();
+        let now = start.plus_millis(2_000_000).to_rfc3339();
+        ingest_at(&server, &records, &now).unwrap();
+        ingest_at(&embedded, &records, &now).unwrap();
+    }
+    let known_at = ts("2027-01-01T00:00:00Z");
+    let started = std::time::Instant::now();
+    let top = strata::query::lineage(&server, "DAG-29-0", known_at).unwrap();
+    let bottom = strata::query::lineage(&server, "DAG-00-1", known_at).unwrap();
+    let took = started.elapsed();
+    assert_eq!(top.backwards.len(), 2 + 4 * 28, "every edge below, once");
+    assert_eq!(bottom.forwards.len(), 2 + 4 * 28, "every edge above, once");
+    let edges = |l: &strata::query::Lineage| serde_json::to_string(l).unwrap();
+    assert_eq!(
+        edges(&top),
+        edges(&strata::query::lineage(&embedded, "DAG-29-0", known_at).unwrap())
+    );
+    assert_eq!(
+        edges(&bottom),
+        edges(&strata::query::lineage(&embedded, "DAG-00-1", known_at).unwrap())
+    );
+    assert!(took < Duration::from_secs(5), "lineage took {took:?}");
+}

@@ -273,3 +273,72 @@ fn ndjson_and_array_ingest_then_reingest_reports_zero_new() {
         "{text}"
     );
 }
+
+/// A record with a million mentions is refused at once, naming the field, its size and the
+/// bound; the bound comes from the config's `[ingest]`, and within it repeats are found in
+/// linear time (200,000 mentions, half of them repeats, fold to 100,000 facts).
+#[test]
+fn a_record_past_the_per_record_bounds_is_refused_and_the_bounds_are_configurable() {
+    let mut huge = record("INC-HUGE", "2026-01-01T10:00:00Z");
+    huge["mentions"] = Value::Array(
+        (0..1_000_000)
+            .map(|i| json!({"entity_type": "host", "entity_ref": format!("h{i}")}))
+            .collect(),
+    );
+    let (_, stderr) = rejected(huge);
+    assert!(
+        stderr.contains(
+            "mentions: 1000000 entries; expected at most 10000 (max_entries in the config's [ingest])"
+        ),
+        "{stderr}"
+    );
+    let mut long = record("INC-LONG", "2026-01-01T10:00:00Z");
+    long["summary_nl"] = "x".repeat(2 << 20).into();
+    let (_, stderr) = rejected(long);
+    assert!(
+        stderr.contains("summary_nl: 2097152 bytes; expected at most 1048576"),
+        "{stderr}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[ingest]\nmax_entries = 200000\n").unwrap();
+    let mut wide = record("INC-WIDE", "2026-01-01T10:00:00Z");
+    wide["mentions"] = Value::Array(
+        (0..200_000)
+            .map(|i| json!({"entity_type": "host", "entity_ref": format!("h{}", i % 100_000)}))
+            .collect(),
+    );
+    let file = write_file(
+        dir.path(),
+        "wide.ndjson",
+        &serde_json::to_string(&wide).unwrap(),
+    );
+    let data = dir.path().join("data");
+    let out = strata(
+        &data,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            &file,
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let facts = strata(
+        &data,
+        &[
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "facts",
+            "INC-WIDE",
+            "--json",
+        ],
+    );
+    let json: Value = serde_json::from_slice(&facts.stdout).unwrap();
+    let n = json["facts"].as_array().map(Vec::len).unwrap_or_default();
+    assert_eq!(n, 100_000 + 1, "{}", common::stderr(&facts));
+}

@@ -23,6 +23,9 @@ pub struct Config {
     pub redact: RedactSection,
     #[serde(default)]
     pub store: StoreSection,
+    /// `[ingest]`: bounds on one record.
+    #[serde(default)]
+    pub ingest: crate::ingest::RecordLimits,
 }
 
 /// `[store]`: where memory lives when not in the embedded store.

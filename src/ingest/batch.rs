@@ -9,6 +9,7 @@ use crate::store::{BatchItem, EpisodeDraft, WriteBatch};
 pub struct BatchBuilder {
     batch: WriteBatch,
     seen: HashMap<String, usize>,
+    unit_at: HashMap<String, usize>,
     duplicates: usize,
 }
 
@@ -64,10 +65,9 @@ impl BatchBuilder {
         unit: crate::learning::CodeUnit,
     ) -> Result<(), IngestError> {
         match self
-            .batch
-            .code_units
-            .iter()
-            .find(|(_, u)| u.embedding_ref == unit.embedding_ref)
+            .unit_at
+            .get(&unit.embedding_ref)
+            .map(|&i| &self.batch.code_units[i])
         {
             Some((_, u)) if *u == unit => {
                 self.duplicates += 1;
@@ -82,6 +82,8 @@ impl BatchBuilder {
                 ),
             )),
             None => {
+                self.unit_at
+                    .insert(unit.embedding_ref.clone(), self.batch.code_units.len());
                 self.batch.code_units.push((origin, unit));
                 Ok(())
             }

@@ -3,6 +3,7 @@
 
 mod batch;
 mod error;
+mod limits;
 mod record;
 mod source;
 
@@ -13,16 +14,26 @@ use crate::store::{ApplyReport, MemoryStore, StoreError, WriteBatch};
 
 pub use batch::{BatchBuilder, Prepared};
 pub use error::{IngestError, IngestFailure};
-pub use record::{RECORD_FIELDS, parse_record};
+pub use limits::RecordLimits;
+pub use record::{RECORD_FIELDS, parse_record, parse_record_within};
 pub use source::{Location, RawRecord, split_records};
 
 /// Reads and validates one file into a batch stamped with knowledge time `now`.
 pub fn prepare_file(path: &Path, now: Timestamp) -> Result<Prepared, IngestFailure> {
+    prepare_file_within(path, now, &RecordLimits::default())
+}
+
+/// [`prepare_file`], refusing records past `limits`.
+pub fn prepare_file_within(
+    path: &Path,
+    now: Timestamp,
+    limits: &RecordLimits,
+) -> Result<Prepared, IngestFailure> {
     let text = std::fs::read_to_string(path).map_err(|e| IngestFailure::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     })?;
-    prepare_text(&path.display().to_string(), &text, now)
+    prepare_text_within(&path.display().to_string(), &text, now, limits)
 }
 
 /// Runs `each` on every record of `text` that is valid JSON, with its origin; unreadable
@@ -54,6 +65,16 @@ fn located(
 
 /// Validates `text` (named `name` in errors) into a batch.
 pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, IngestFailure> {
+    prepare_text_within(name, text, now, &RecordLimits::default())
+}
+
+/// [`prepare_text`], refusing records past `limits`.
+pub fn prepare_text_within(
+    name: &str,
+    text: &str,
+    now: Timestamp,
+    limits: &RecordLimits,
+) -> Result<Prepared, IngestFailure> {
     let mut builder = BatchBuilder::new();
     let errors = for_each_record(name, text, |origin, value, errors| {
         if let Some(units) = record::code_units_record(&value) {
@@ -69,7 +90,7 @@ pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, 
             }
             return;
         }
-        match parse_record(&value) {
+        match parse_record_within(&value, limits) {
             Ok(draft) => {
                 if let Err(e) = builder.push(origin, draft, now) {
                     errors.push(e);

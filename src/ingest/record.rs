@@ -1,7 +1,10 @@
 //! One JSON record to one [`EpisodeDraft`], collecting every field error on the way.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::{Map, Value};
 
+use super::limits::RecordLimits;
 use crate::model::{EntityKey, EntityKeyError, Provenance, Relation, Timestamp};
 use crate::store::{EpisodeDraft, FactDraft, SupersedeDraft};
 
@@ -209,15 +212,27 @@ impl<'v, 'e> Fields<'v, 'e> {
 /// Validates one record. Edge `t_valid` defaults to the episode's; a supersedes entry's
 /// `t_invalid` defaults to the new episode's `t_valid`.
 pub fn parse_record(value: &Value) -> Result<EpisodeDraft, Vec<FieldError>> {
+    parse_record_within(value, &RecordLimits::default())
+}
+
+/// [`parse_record`], refusing a record past `limits`.
+pub fn parse_record_within(
+    value: &Value,
+    limits: &RecordLimits,
+) -> Result<EpisodeDraft, Vec<FieldError>> {
     let mut errors = Vec::new();
-    let draft = parse_into(value, &mut errors);
+    let draft = parse_into(value, limits, &mut errors);
     match draft {
         Some(d) if errors.is_empty() => Ok(d),
         _ => Err(errors),
     }
 }
 
-fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraft> {
+fn parse_into(
+    value: &Value,
+    limits: &RecordLimits,
+    errors: &mut Vec<FieldError>,
+) -> Option<EpisodeDraft> {
     let mut f = Fields::new(String::new(), value, RECORD_FIELDS, errors)?;
     let fingerprint = f.string("incident_fingerprint", true, true);
     let summary = f.string("summary_nl", true, true);
@@ -238,8 +253,47 @@ fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraf
     let provenance = f.present("provenance");
     let skills = f.array("skills");
     drop(f);
+    let mut too_big = false;
+    for (name, text) in [("summary_nl", &summary), ("resolution_nl", &resolution)] {
+        if let Some(t) = text
+            && t.len() > limits.max_text_bytes
+        {
+            too_big = true;
+            errors.push(FieldError {
+                field: name.to_string(),
+                message: format!(
+                    "{} bytes; expected at most {} (max_text_bytes in the config's [ingest])",
+                    t.len(),
+                    limits.max_text_bytes
+                ),
+            });
+        }
+    }
+    for (name, items) in [
+        ("mentions", mentions),
+        ("resolved_by", resolved_by),
+        ("supersedes", supersedes),
+        ("skills", skills),
+    ] {
+        if items.len() > limits.max_entries {
+            too_big = true;
+            errors.push(FieldError {
+                field: name.to_string(),
+                message: format!(
+                    "{} entries; expected at most {} (max_entries in the config's [ingest])",
+                    items.len(),
+                    limits.max_entries
+                ),
+            });
+        }
+    }
+    if too_big {
+        return None;
+    }
 
+    // Repeats are found through maps, so a record with a million edges costs a million steps.
     let mut facts = Vec::new();
+    let mut fact_at: HashMap<(Relation, EntityKey), usize> = HashMap::new();
     for (relation, name, items) in [
         (Relation::Mentions, "mentions", mentions),
         (Relation::ResolvedBy, "resolved_by", resolved_by),
@@ -247,43 +301,51 @@ fn parse_into(value: &Value, errors: &mut Vec<FieldError>) -> Option<EpisodeDraf
         for (i, item) in items.iter().enumerate() {
             if let Some(fact) = parse_edge(relation, format!("{name}[{i}]"), item, t_valid, errors)
             {
-                merge_fact(&mut facts, fact, format!("{name}[{i}]"), errors);
+                merge_fact(
+                    &mut facts,
+                    &mut fact_at,
+                    fact,
+                    format!("{name}[{i}]"),
+                    errors,
+                );
             }
         }
     }
     let mut supers: Vec<SupersedeDraft> = Vec::new();
+    let mut super_at: HashMap<(String, EntityKey), usize> = HashMap::new();
     for (i, item) in supersedes.iter().enumerate() {
         let prefix = format!("supersedes[{i}]");
-        if let Some(s) = parse_supersedes(
+        let Some(s) = parse_supersedes(
             prefix.clone(),
             item,
             t_valid,
             fingerprint.as_deref(),
             errors,
-        ) && !supers.contains(&s)
-        {
-            if supers
-                .iter()
-                .any(|o| o.prior == s.prior && o.entity == s.entity)
-            {
-                errors.push(FieldError {
-                    field: prefix,
-                    message: format!(
-                        "closes {:?}'s fact about {} twice with different times; expected it once",
-                        s.prior, s.entity
-                    ),
-                });
-            } else {
+        ) else {
+            continue;
+        };
+        match super_at.get(&(s.prior.clone(), s.entity.clone())) {
+            Some(&at) if supers[at] == s => {}
+            Some(_) => errors.push(FieldError {
+                field: prefix,
+                message: format!(
+                    "closes {:?}'s fact about {} twice with different times; expected it once",
+                    s.prior, s.entity
+                ),
+            }),
+            None => {
+                super_at.insert((s.prior.clone(), s.entity.clone()), supers.len());
                 supers.push(s);
             }
         }
     }
     let provenance = parse_provenance(provenance, errors);
     let mut skill_drafts: Vec<crate::learning::SkillDraft> = Vec::new();
+    let mut skill_names: HashSet<String> = HashSet::new();
     for (i, item) in skills.iter().enumerate() {
         let prefix = format!("skills[{i}]");
         if let Some(s) = parse_skill(prefix.clone(), item, SKILL_FIELDS, errors) {
-            if skill_drafts.iter().any(|o| o.name == s.name) {
+            if !skill_names.insert(s.name.clone()) {
                 errors.push(FieldError {
                     field: format!("{prefix}.name"),
                     message: format!("skill {:?} listed twice; expected it once", s.name),
@@ -338,16 +400,17 @@ fn parse_edge(
 
 fn merge_fact(
     facts: &mut Vec<FactDraft>,
+    at: &mut HashMap<(Relation, EntityKey), usize>,
     fact: FactDraft,
     field: String,
     errors: &mut Vec<FieldError>,
 ) {
-    match facts
-        .iter()
-        .find(|o| o.relation == fact.relation && o.entity == fact.entity)
-    {
-        None => facts.push(fact),
-        Some(o) if *o == fact => {}
+    match at.get(&(fact.relation, fact.entity.clone())) {
+        None => {
+            at.insert((fact.relation, fact.entity.clone()), facts.len());
+            facts.push(fact);
+        }
+        Some(&i) if facts[i] == fact => {}
         Some(_) => errors.push(FieldError {
             field,
             message: format!(

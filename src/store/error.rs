@@ -34,6 +34,16 @@ pub enum StoreError {
          to check and write this batch; nothing of it was written (run it again)"
     )]
     Contended { store: String, attempts: u32 },
+    /// A commit the filesystem refused; LMDB aborts the transaction, so nothing was stored.
+    #[error(
+        "cannot write to the store at {path}: {}; nothing of this write was stored ({message})",
+        describe_space(*free_bytes)
+    )]
+    WriteFailed {
+        path: PathBuf,
+        free_bytes: Option<u64>,
+        message: String,
+    },
     #[error("store backend error: {0}")]
     Backend(String),
     #[error("corrupt record in {table} at key {key:?}: {message}")]
@@ -55,5 +65,19 @@ impl StoreError {
             field: field.into(),
             message: message.into(),
         }
+    }
+}
+
+/// Below this much free space a failed write is put down to a full disk.
+pub(crate) const FULL_BELOW_BYTES: u64 = 64 << 20;
+
+fn describe_space(free: Option<u64>) -> String {
+    match free {
+        Some(f) if f < FULL_BELOW_BYTES => format!(
+            "no space left on its disk ({} KiB free): free some space and run it again",
+            f / 1024
+        ),
+        Some(f) => format!("the filesystem refused it ({} MiB free)", f >> 20),
+        None => "the filesystem refused it".to_string(),
     }
 }

@@ -114,9 +114,19 @@ impl EmbeddedStore {
         let (out, changed) = body(&mut txn, &self.tables)?;
         if changed {
             tables::add_to_counter(&self.tables, &mut txn, tables::GENERATION, 1)?;
-            txn.commit().map_err(backend)?;
+            txn.commit().map_err(|e| self.write_failed(e))?;
         }
         Ok(out)
+    }
+
+    /// A commit that failed: on a full disk LMDB reports a short write as EIO, so the free
+    /// space is looked up to say which it was.
+    fn write_failed(&self, e: heed::Error) -> StoreError {
+        StoreError::WriteFailed {
+            path: self.path.clone(),
+            free_bytes: free_bytes(&self.path),
+            message: e.to_string(),
+        }
     }
 
     fn check_schema(&self) -> Result<(), StoreError> {
@@ -195,6 +205,16 @@ fn initialize(
         tracing::info!(from = %legacy.display(), kept = %kept.display(), "migrated the store to the shared layout");
     }
     Ok(())
+}
+
+/// Bytes free to an unprivileged writer on the filesystem holding `path`.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `stat` a properly sized out-parameter.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut stat) };
+    (rc == 0).then(|| (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
 }
 
 pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {

@@ -332,19 +332,20 @@ pub const VECTOR_SEARCH: &str = "CALL db.idx.vector.queryNodes('MemoryEpisode', 
      RETURN node.incident_fingerprint, score, \
      CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END";
 
-/// Lineage edges reachable backwards (to the priors) through edges recorded by $K.
-pub const LINEAGE_BACKWARDS: &str = concat!(
-    "MATCH path = (:MemoryEpisode {incident_fingerprint: $fp})-[:SUPERSEDES*1..64]->(:MemoryEpisode) \
-     WHERE all(r IN relationships(path) WHERE r.ingested_at <= $K) \
-     UNWIND relationships(path) AS s WITH DISTINCT s WITH s, startNode(s) AS e, endNode(s) AS p RETURN ",
+/// One hop of lineage backwards: the SUPERSEDES edges recorded by $K out of the episodes in
+/// $fps (to the priors they closed). The walk goes hop by hop with a visited set, so a dense
+/// supersession graph costs its edges, not its paths.
+pub const LINEAGE_STEP_BACKWARDS: &str = concat!(
+    "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode) \
+     WHERE e.incident_fingerprint IN $fps AND s.ingested_at <= $K RETURN ",
     lineage_columns!()
 );
 
-/// Lineage edges reachable forwards (to what superseded it) through edges recorded by $K.
-pub const LINEAGE_FORWARDS: &str = concat!(
-    "MATCH path = (:MemoryEpisode)-[:SUPERSEDES*1..64]->(:MemoryEpisode {incident_fingerprint: $fp}) \
-     WHERE all(r IN relationships(path) WHERE r.ingested_at <= $K) \
-     UNWIND relationships(path) AS s WITH DISTINCT s WITH s, startNode(s) AS e, endNode(s) AS p RETURN ",
+/// One hop of lineage forwards: the SUPERSEDES edges recorded by $K into the episodes in
+/// $fps (from what superseded them).
+pub const LINEAGE_STEP_FORWARDS: &str = concat!(
+    "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode) \
+     WHERE p.incident_fingerprint IN $fps AND s.ingested_at <= $K RETURN ",
     lineage_columns!()
 );
 

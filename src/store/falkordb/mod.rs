@@ -28,6 +28,10 @@ pub use vectors::FalkorVectors;
 
 /// How long one query may take before the call fails (the connection then reconnects).
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Every query carries this server-side TIMEOUT, under the client's response timeout: the
+/// server stops (and, for a write, rolls back) what nobody waits for any more, instead of
+/// committing it after the client gave up.
+const SERVER_TIMEOUT_MS: u64 = 9_000;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub struct FalkorStore {
@@ -188,7 +192,9 @@ impl FalkorStore {
         pipe.atomic()
             .cmd("GRAPH.QUERY")
             .arg(&self.url.graph)
-            .arg(params::with_params(template, params));
+            .arg(params::with_params(template, params))
+            .arg("TIMEOUT")
+            .arg(SERVER_TIMEOUT_MS);
         let reply = self.send_with(move |mut connection| async move {
             pipe.query_async::<redis::Value>(&mut connection).await
         })?;
@@ -206,7 +212,10 @@ impl FalkorStore {
     ) -> Result<Rows, StoreError> {
         let text = params::with_params(template, params);
         let mut cmd = redis::cmd("GRAPH.QUERY");
-        cmd.arg(&self.url.graph).arg(text);
+        cmd.arg(&self.url.graph)
+            .arg(text)
+            .arg("TIMEOUT")
+            .arg(SERVER_TIMEOUT_MS);
         let reply = self.send(cmd)?;
         self.rows(template, reply)
     }

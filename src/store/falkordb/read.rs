@@ -444,18 +444,33 @@ impl MemoryStore for FalkorStore {
         known_at: Timestamp,
     ) -> Result<Option<Vec<Supersession>>, StoreError> {
         let template = if backwards {
-            cypher::LINEAGE_BACKWARDS
+            cypher::LINEAGE_STEP_BACKWARDS
         } else {
-            cypher::LINEAGE_FORWARDS
+            cypher::LINEAGE_STEP_FORWARDS
         };
-        let rows = self.query(
-            template,
-            &[
-                ("fp", Param::from(fingerprint)),
-                ("K", Param::Int(known_at.millis())),
-            ],
-        )?;
-        rows.decode(lineage).map(Some)
+        let mut visited = BTreeSet::from([fingerprint.to_string()]);
+        let mut frontier = vec![fingerprint.to_string()];
+        let mut edges = Vec::new();
+        for _ in 0..LINEAGE_HOPS {
+            if frontier.is_empty() {
+                break;
+            }
+            let rows = self.query(
+                template,
+                &[
+                    ("fps", fingerprints(std::mem::take(&mut frontier))),
+                    ("K", Param::Int(known_at.millis())),
+                ],
+            )?;
+            for s in rows.decode(lineage)? {
+                let next = if backwards { &s.prior } else { &s.episode };
+                if visited.insert(next.clone()) {
+                    frontier.push(next.clone());
+                }
+                edges.push(s);
+            }
+        }
+        Ok(Some(edges))
     }
 
     fn walk(
@@ -469,6 +484,9 @@ impl MemoryStore for FalkorStore {
             .map(Some)
     }
 }
+
+/// Lineage is walked this many supersessions deep at most.
+const LINEAGE_HOPS: usize = 64;
 
 /// A SKIP or LIMIT: FalkorDB takes at most a signed 32-bit count.
 pub(super) fn count(n: usize) -> Param {
