@@ -320,7 +320,7 @@ fn free_bytes(path: &Path) -> u64 {
 
 #[test]
 fn a_full_disk_in_the_middle_of_an_ingest() {
-    let Some(disk) = SmallDisk::mount(48) else {
+    let Some(disk) = SmallDisk::mount(128) else {
         eprintln!("skipped: cannot mount a tmpfs here (needs root)");
         return;
     };
@@ -344,7 +344,7 @@ fn a_full_disk_in_the_middle_of_an_ingest() {
         "an ingest on a full disk fails: {said}"
     );
     assert!(
-        said.to_lowercase().contains("no space left") || said.to_lowercase().contains("full"),
+        said.contains("no space left on its disk"),
         "it says the disk is full: {said}"
     );
     assert!(!said.contains("committed"), "{said}");

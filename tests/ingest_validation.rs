@@ -342,3 +342,43 @@ fn a_record_past_the_per_record_bounds_is_refused_and_the_bounds_are_configurabl
     let n = json["facts"].as_array().map(Vec::len).unwrap_or_default();
     assert_eq!(n, 100_000 + 1, "{}", common::stderr(&facts));
 }
+
+/// Fingerprints, entity types and refs become the embedded store's keys, which are bounded:
+/// each may hold 400 bytes (a record at every bound, superseding another, writes), and one
+/// byte more is refused naming the field (a 5,000-byte fingerprint once failed in the store
+/// with MDB_BAD_VALSIZE, found by tests/fuzz_inputs.rs).
+#[test]
+fn key_fields_are_bounded_so_that_every_valid_record_can_be_stored() {
+    let long = |c: char| c.to_string().repeat(400);
+    let mut prior = record(&long('p'), "2026-01-01T10:00:00Z");
+    prior["mentions"] = json!([{"entity_type": long('t'), "entity_ref": long('r')}]);
+    let mut next = record(&long('n'), "2026-01-02T10:00:00Z");
+    next["mentions"] = json!([{"entity_type": long('t'), "entity_ref": long('r')}]);
+    next["supersedes"] = json!([{
+        "incident_fingerprint": long('p'), "entity_type": long('t'), "entity_ref": long('r')
+    }]);
+    next["skills"] = json!([{"name": long('s'), "trigger_entities": [format!("{}:{}", long('t'), long('r'))], "steps": ["restart"]}]);
+    for r in [&mut prior, &mut next] {
+        r["resolved_by"] = json!([{"entity_type": "change", "entity_ref": long('c')}]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_file(dir.path(), "bounds.ndjson", &format!("{prior}\n{next}\n"));
+    let data = dir.path().join("data");
+    let out = strata(&data, &["--now", "2026-06-01T00:00:00Z", "ingest", &file]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+
+    let (_, err) = rejected(record(&"x".repeat(401), "2026-01-01T10:00:00Z"));
+    assert!(
+        err.contains(
+            "incident_fingerprint: 401 bytes; expected at most 400 (it is part of the store's keys)"
+        ),
+        "{err}"
+    );
+    let mut wide = record("INC-WIDE-REF", "2026-01-01T10:00:00Z");
+    wide["mentions"] = json!([{"entity_type": "host", "entity_ref": "r".repeat(401)}]);
+    let (_, err) = rejected(wide);
+    assert!(
+        err.contains("mentions[0].entity_ref: entity ref is 401 bytes; expected at most 400"),
+        "{err}"
+    );
+}

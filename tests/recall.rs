@@ -504,6 +504,9 @@ fn graph_leg_sees_episodes_written_after_its_links_were_cached() {
         "2026-02-02T00:00:00Z",
     )
     .unwrap();
+    // What the explorer runs before each recall and on every change.
+    let (_, problems) = s.catch_up(store.as_ref(), &mut |_, _| {});
+    assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(
         graph_hits(),
         ["INC-1", "INC-2"],

@@ -99,9 +99,15 @@ impl Config {
                 });
             }
         };
+        // The parser quotes the offending line, which may hold a store URL's password.
         toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: e
+                .to_string()
+                .lines()
+                .map(crate::store::falkordb::mask_credentials)
+                .collect::<Vec<_>>()
+                .join("\n"),
         })
     }
 }

@@ -77,7 +77,7 @@ pub fn prepare_text_within(
 ) -> Result<Prepared, IngestFailure> {
     let mut builder = BatchBuilder::new();
     let errors = for_each_record(name, text, |origin, value, errors| {
-        if let Some(units) = record::code_units_record(&value) {
+        if let Some(units) = record::code_units_record(&value, limits) {
             match units {
                 Ok(units) => {
                     for (field, unit) in units {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::limits::RecordLimits;
-use crate::model::{EntityKey, EntityKeyError, Provenance, Relation, Timestamp};
+use crate::model::{EntityKey, EntityKeyError, MAX_KEY_BYTES, Provenance, Relation, Timestamp};
 use crate::store::{EpisodeDraft, FactDraft, SupersedeDraft};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,6 +185,22 @@ impl<'v, 'e> Fields<'v, 'e> {
         }
     }
 
+    /// A required, non-empty string that becomes part of a store key, so is bounded.
+    fn key(&mut self, name: &str) -> Option<String> {
+        let value = self.string(name, true, true)?;
+        if value.len() > MAX_KEY_BYTES {
+            self.fail(
+                name,
+                format!(
+                    "{} bytes; expected at most {MAX_KEY_BYTES} (it is part of the store's keys)",
+                    value.len()
+                ),
+            );
+            return None;
+        }
+        Some(value)
+    }
+
     fn entity(&mut self) -> Option<EntityKey> {
         let t = self.string("entity_type", true, false);
         let r = self.string("entity_ref", true, false);
@@ -193,7 +209,9 @@ impl<'v, 'e> Fields<'v, 'e> {
             Ok(k) => Some(k),
             Err(e) => {
                 let field = match e {
-                    EntityKeyError::EmptyRef | EntityKeyError::NulInRef => "entity_ref",
+                    EntityKeyError::EmptyRef
+                    | EntityKeyError::NulInRef
+                    | EntityKeyError::RefTooLong(_) => "entity_ref",
                     _ => "entity_type",
                 };
                 let message = match e {
@@ -234,7 +252,7 @@ fn parse_into(
     errors: &mut Vec<FieldError>,
 ) -> Option<EpisodeDraft> {
     let mut f = Fields::new(String::new(), value, RECORD_FIELDS, errors)?;
-    let fingerprint = f.string("incident_fingerprint", true, true);
+    let fingerprint = f.key("incident_fingerprint");
     let summary = f.string("summary_nl", true, true);
     let resolution = f.string("resolution_nl", true, false);
     let concluded_at = f.time("concluded_at", true);
@@ -429,7 +447,7 @@ fn parse_supersedes(
     errors: &mut Vec<FieldError>,
 ) -> Option<SupersedeDraft> {
     let mut f = Fields::new(prefix, value, SUPERSEDES_FIELDS, errors)?;
-    let prior = f.string("incident_fingerprint", true, true);
+    let prior = f.key("incident_fingerprint");
     if let (Some(p), Some(o)) = (&prior, own)
         && p == o
     {
@@ -500,7 +518,7 @@ pub fn parse_skill(
 ) -> Option<crate::learning::SkillDraft> {
     let in_file = allowed == SKILL_FILE_FIELDS;
     let mut f = Fields::new(prefix, value, allowed, errors)?;
-    let name = f.string("name", true, true);
+    let name = f.key("name");
     let strings = |f: &mut Fields<'_, '_>, field: &str| -> Vec<String> {
         let items = f.array(field);
         let mut out = Vec::new();
@@ -608,6 +626,7 @@ const CODE_UNIT_FIELDS: &[&str] = &["repo", "path", "service"];
 #[allow(clippy::type_complexity)]
 pub fn code_units_record(
     value: &Value,
+    limits: &RecordLimits,
 ) -> Option<Result<Vec<(String, crate::learning::CodeUnit)>, Vec<FieldError>>> {
     let map = value.as_object()?;
     if !map.contains_key("code_units") || map.contains_key("incident_fingerprint") {
@@ -620,14 +639,24 @@ pub fn code_units_record(
     };
     let items = f.array("code_units");
     drop(f);
+    if items.len() > limits.max_entries {
+        return Some(Err(vec![FieldError {
+            field: "code_units".into(),
+            message: format!(
+                "{} entries; expected at most {} (max_entries in the config's [ingest])",
+                items.len(),
+                limits.max_entries
+            ),
+        }]));
+    }
     for (i, item) in items.iter().enumerate() {
         let prefix = format!("code_units[{i}]");
         let Some(mut f) = Fields::new(prefix.clone(), item, CODE_UNIT_FIELDS, &mut errors) else {
             continue;
         };
-        let repo = f.string("repo", true, true);
-        let path = f.string("path", true, true);
-        let service = f.string("service", true, true);
+        let repo = f.key("repo");
+        let path = f.key("path");
+        let service = f.key("service");
         drop(f);
         if let (Some(repo), Some(path), Some(service)) = (repo, path, service) {
             if repo.contains('|') {

@@ -24,7 +24,19 @@ pub enum EntityKeyError {
     BadType(String),
     #[error("entity ref may not contain NUL")]
     NulInRef,
+    #[error(
+        "entity type is {0} bytes; expected at most {MAX_KEY_BYTES} (it is part of the store's keys)"
+    )]
+    TypeTooLong(usize),
+    #[error(
+        "entity ref is {0} bytes; expected at most {MAX_KEY_BYTES} (it is part of the store's keys)"
+    )]
+    RefTooLong(usize),
 }
+
+/// The most bytes a fingerprint, entity type, entity ref, skill name, repository or path may
+/// hold: several of them make up one key of the embedded store, whose keys are bounded.
+pub const MAX_KEY_BYTES: usize = 400;
 
 impl EntityKey {
     pub fn new(
@@ -49,6 +61,9 @@ pub(crate) fn validate_type(t: &str) -> Result<(), EntityKeyError> {
     if t.is_empty() {
         return Err(EntityKeyError::EmptyType);
     }
+    if t.len() > MAX_KEY_BYTES {
+        return Err(EntityKeyError::TypeTooLong(t.len()));
+    }
     if t.chars()
         .any(|c| c == ':' || c == '|' || c == '\0' || c.is_whitespace() || c.is_control())
     {
@@ -60,6 +75,9 @@ pub(crate) fn validate_type(t: &str) -> Result<(), EntityKeyError> {
 pub(crate) fn validate_ref(r: &str) -> Result<(), EntityKeyError> {
     if r.is_empty() {
         return Err(EntityKeyError::EmptyRef);
+    }
+    if r.len() > MAX_KEY_BYTES {
+        return Err(EntityKeyError::RefTooLong(r.len()));
     }
     if r.contains('\0') {
         return Err(EntityKeyError::NulInRef);

@@ -8,6 +8,6 @@ mod time;
 
 pub use asof::{AsOf, FactState};
 pub use edge::{FactEdge, Provenance, Relation, Supersession};
-pub use entity::{EntityKey, EntityKeyError, MemoryEntity};
+pub use entity::{EntityKey, EntityKeyError, MAX_KEY_BYTES, MemoryEntity};
 pub use episode::MemoryEpisode;
 pub use time::{TimeError, Timestamp};

@@ -1,4 +1,4 @@
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use serde::Serialize;
 
@@ -81,18 +81,22 @@ fn walk(
 ) -> Result<Vec<LineageLink>, QueryError> {
     let backwards = matches!(direction, Direction::Backwards);
     // A store that can fetch the reachable edges in one query does; otherwise edge by edge.
-    let fetched = store.lineage_edges(start, backwards, known_at)?;
+    let mut fetched: Option<HashMap<String, Vec<Supersession>>> = store
+        .lineage_edges(start, backwards, known_at)?
+        .map(|edges| {
+            let mut from: HashMap<String, Vec<Supersession>> = HashMap::new();
+            for s in edges {
+                let at = if backwards { &s.episode } else { &s.prior };
+                from.entry(at.clone()).or_default().push(s);
+            }
+            from
+        });
     let mut seen = BTreeSet::from([start.to_string()]);
     let mut queue = VecDeque::from([(start.to_string(), 1usize)]);
     let mut links = Vec::new();
     while let Some((fp, depth)) = queue.pop_front() {
-        let mut edges = match (&fetched, direction) {
-            (Some(all), Direction::Backwards) => {
-                all.iter().filter(|s| s.episode == fp).cloned().collect()
-            }
-            (Some(all), Direction::Forwards) => {
-                all.iter().filter(|s| s.prior == fp).cloned().collect()
-            }
+        let mut edges = match (&mut fetched, direction) {
+            (Some(from), _) => from.remove(&fp).unwrap_or_default(),
             (None, Direction::Backwards) => store.supersedes(&fp)?,
             (None, Direction::Forwards) => store.superseded_by(&fp)?,
         };

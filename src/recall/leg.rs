@@ -149,9 +149,9 @@ pub trait RecallLeg: Send + Sync {
     fn leg(&self) -> Leg;
     fn search(&self, query: &LegQuery) -> Result<LegHits, LegError>;
 
-    /// Brings what the leg keeps of the store up to it, off the recall deadline: a search
-    /// reads what the leg last caught up to, as the indexed legs read their indexes. Legs
-    /// that keep nothing have nothing to do.
+    /// Brings what the leg keeps of the store (an index, a dictionary, cached links) up to
+    /// it, off the recall deadline: a search uses what the leg kept as of its last catch-up
+    /// and never waits for one. Legs that keep nothing have nothing to do.
     fn catch_up(&self) -> Result<(), LegError> {
         Ok(())
     }

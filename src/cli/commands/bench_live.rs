@@ -154,8 +154,10 @@ fn bench(
         let mut ingest = Command::new(&exe);
         ingest.env("STRATA_EMBEDDER", "hash").arg("--data").arg(dir);
         if let StoreLocation::FalkorDb(url) = location {
-            // The URL as shown masks its password: the child gets it the other way.
-            ingest.arg("--store").arg(url.to_string());
+            // The password goes by the environment, never on a command line.
+            ingest
+                .arg("--store")
+                .arg(url.without_password().to_string());
             if let Some(password) = &url.password {
                 ingest.env(strata::store::falkordb::PASSWORD_ENV, password.expose());
             }

@@ -175,7 +175,7 @@ fn load_dataset(
     let labels = read_labels(&dir.join("labels.json"))?;
     let records = dir.join("records.ndjson");
     say!("eval: ingesting {}", records.display());
-    let mut prepared = ingest::prepare_file(&records, ctx.now)?;
+    let mut prepared = ingest::prepare_file_within(&records, ctx.now, &ctx.config.ingest)?;
     for item in &mut prepared.batch.items {
         item.ingested_at = item.draft.concluded_at;
     }

@@ -185,6 +185,12 @@ impl QdrantVectors {
             .build()
             .map_err(|e| fail(format!("cannot start the client runtime: {e}")))?;
         let api_key = std::env::var(API_KEY_ENV).ok().filter(|k| !k.is_empty());
+        if api_key.is_some() && !endpoint.tls {
+            tracing::warn!(
+                location = %endpoint.shown(),
+                "{API_KEY_ENV} is sent without TLS: use qdrants:// past loopback"
+            );
+        }
         let client = Qdrant::from_url(&endpoint.http())
             .api_key(api_key)
             .timeout(timeouts.request)

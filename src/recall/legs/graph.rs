@@ -124,9 +124,11 @@ impl GraphLeg {
         }
     }
 
-    /// The dictionary as last caught up, built on first use. A search reads this snapshot
-    /// and never waits for a catch-up: the other legs search what their indexes hold, and a
-    /// recall beside a busy writer would otherwise pay for every write it did not ask about.
+    /// The dictionary as last caught up, built on first use. A search never waits for a
+    /// catch-up: it finds seeds with this dictionary and walks the links cached as of the
+    /// last catch-up (an entity read for the first time comes from the store as it is), as
+    /// the other legs search what their indexes hold; a recall beside a busy writer would
+    /// otherwise pay for every write it did not ask about.
     fn snapshot(&self) -> Result<Arc<EntityDictionary>, LegError> {
         if let Some(d) = self
             .view

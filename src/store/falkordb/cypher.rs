@@ -333,8 +333,8 @@ pub const VECTOR_SEARCH: &str = "CALL db.idx.vector.queryNodes('MemoryEpisode', 
      CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END";
 
 /// One hop of lineage backwards: the SUPERSEDES edges recorded by $K out of the episodes in
-/// $fps (to the priors they closed). The walk goes hop by hop with a visited set, so a dense
-/// supersession graph costs its edges, not its paths.
+/// $fps (to the priors they closed). The walk goes hop by hop with a visited set, to the end
+/// of the chain, so a dense supersession graph costs its edges, not its paths.
 pub const LINEAGE_STEP_BACKWARDS: &str = concat!(
     "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode) \
      WHERE e.incident_fingerprint IN $fps AND s.ingested_at <= $K RETURN ",

@@ -28,9 +28,11 @@ pub use vectors::FalkorVectors;
 
 /// How long one query may take before the call fails (the connection then reconnects).
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Every query carries this server-side TIMEOUT, under the client's response timeout: the
-/// server stops (and, for a write, rolls back) what nobody waits for any more, instead of
-/// committing it after the client gave up.
+/// Every query carries this server-side TIMEOUT, under the client's response timeout, so a
+/// query that runs away is stopped (a write, rolled back whole) by the server too. It counts
+/// from when the query starts to run: a write queued behind others, or held by a stopped
+/// server, can still land after the client gave up; such an ingest reports failure, and its
+/// rerun finds the batch whole and changes nothing.
 const SERVER_TIMEOUT_MS: u64 = 9_000;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -451,10 +451,7 @@ impl MemoryStore for FalkorStore {
         let mut visited = BTreeSet::from([fingerprint.to_string()]);
         let mut frontier = vec![fingerprint.to_string()];
         let mut edges = Vec::new();
-        for _ in 0..LINEAGE_HOPS {
-            if frontier.is_empty() {
-                break;
-            }
+        while !frontier.is_empty() {
             let rows = self.query(
                 template,
                 &[
@@ -484,9 +481,6 @@ impl MemoryStore for FalkorStore {
             .map(Some)
     }
 }
-
-/// Lineage is walked this many supersessions deep at most.
-const LINEAGE_HOPS: usize = 64;
 
 /// A SKIP or LIMIT: FalkorDB takes at most a signed 32-bit count.
 pub(super) fn count(n: usize) -> Param {

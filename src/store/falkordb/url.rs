@@ -1,7 +1,17 @@
 use std::fmt;
 use std::str::FromStr;
 
-use percent_encoding::percent_decode_str;
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+
+/// What a user name may not hold as it is in a URL.
+const USERINFO: &AsciiSet = &CONTROLS
+    .add(b':')
+    .add(b'@')
+    .add(b'/')
+    .add(b'%')
+    .add(b'?')
+    .add(b'#')
+    .add(b' ');
 
 /// `falkordb://[USER[:PASSWORD]@]HOST:PORT/GRAPH`, or `falkordbs://…` over TLS: where the
 /// graph lives. The password never leaves this value except to authenticate: it is shown as
@@ -96,10 +106,11 @@ impl FromStr for FalkorUrl {
         };
         if graph
             .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || c == '/')
+            .any(|c| c.is_whitespace() || c.is_control() || matches!(c, '/' | '@' | '?' | '#'))
         {
             return Err(fail(
-                "the graph name may not contain spaces, '/' or control characters",
+                "the graph name may not contain spaces, '/', '@', '?', '#' or control characters \
+                 (percent-encode them in a user or password: %2F, %40, %3F, %23)",
             ));
         }
         let (userinfo, hostport) = match authority.rsplit_once('@') {
@@ -182,6 +193,15 @@ impl FalkorUrl {
         format!("{}:{}", self.host, self.port)
     }
 
+    /// The same location without its password, whose `Display` parses back to it: for
+    /// handing to another process, with the password passed in [`PASSWORD_ENV`].
+    pub fn without_password(&self) -> FalkorUrl {
+        FalkorUrl {
+            password: None,
+            ..self.clone()
+        }
+    }
+
     /// The password to authenticate with: the URL's, else [`PASSWORD_ENV`]'s.
     fn password(&self) -> Option<Password> {
         self.password.clone().or_else(|| {
@@ -241,9 +261,9 @@ impl fmt::Display for FalkorUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(if self.tls { TLS_SCHEME } else { SCHEME })?;
         match (&self.username, &self.password) {
-            (Some(user), Some(_)) => write!(f, "{user}:***@")?,
+            (Some(user), Some(_)) => write!(f, "{}:***@", utf8_percent_encode(user, USERINFO))?,
             (None, Some(_)) => f.write_str(":***@")?,
-            (Some(user), None) => write!(f, "{user}@")?,
+            (Some(user), None) => write!(f, "{}@", utf8_percent_encode(user, USERINFO))?,
             (None, None) => {}
         }
         write!(f, "{}:{}/{}", self.host, self.port, self.graph)
@@ -299,6 +319,10 @@ mod tests {
         assert_eq!((v6.host.as_str(), v6.port), ("[::1]", 7000));
         let v6: FalkorUrl = "falkordb://[::1]/g".parse().unwrap();
         assert_eq!((v6.host.as_str(), v6.port), ("[::1]", 6379));
+        let odd: FalkorUrl = "falkordb://a%40b%3Ac:p@h:1/g".parse().unwrap();
+        assert_eq!(odd.username.as_deref(), Some("a@b:c"));
+        let shown: FalkorUrl = odd.without_password().to_string().parse().unwrap();
+        assert_eq!(shown, odd.without_password(), "{odd}");
         let only_user: FalkorUrl = "falkordb://reader@h:1/g".parse().unwrap();
         assert_eq!(only_user.to_string(), "falkordb://reader@h:1/g");
         assert!(matches!(
@@ -318,6 +342,7 @@ mod tests {
             "falkordb://u:hunter2@:1/g",
             "falkordb://u:hunter2@x:y/g",
             "falkordb://u:hunter2@x y:1/g",
+            "falkordb://u:1234/hunter2@h:1/g",
         ] {
             let e = bad.parse::<FalkorUrl>().unwrap_err().to_string();
             assert!(
