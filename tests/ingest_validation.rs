@@ -382,3 +382,133 @@ fn key_fields_are_bounded_so_that_every_valid_record_can_be_stored() {
         "{err}"
     );
 }
+
+/// A file is written in chunks inside one transaction: a refusal from the store in its last
+/// record (a stored episode given other content), after thousands of records went in, still
+/// writes nothing of it.
+#[test]
+fn a_refusal_after_many_chunks_writes_nothing_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let first = write_file(
+        dir.path(),
+        "first.ndjson",
+        &serde_json::to_string(&record("INC-KEEP", "2026-01-01T10:00:00Z")).unwrap(),
+    );
+    let out = strata(
+        &data,
+        &[
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            &first,
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut lines: Vec<String> = (0..5_000)
+        .map(|i| {
+            serde_json::to_string(&record(&format!("INC-BULK-{i:05}"), "2026-02-01T10:00:00Z"))
+                .unwrap()
+        })
+        .collect();
+    let mut changed = record("INC-KEEP", "2026-01-01T10:00:00Z");
+    changed["summary_nl"] = "a rewritten summary".into();
+    lines.push(serde_json::to_string(&changed).unwrap());
+    let bulk = write_file(dir.path(), "bulk.ndjson", &lines.join("\n"));
+    let out = strata(
+        &data,
+        &[
+            "--now",
+            "2026-06-02T00:00:00Z",
+            "ingest",
+            "--no-index",
+            &bulk,
+        ],
+    );
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{bulk}:5001: summary_nl: episode \"INC-KEEP\" is already stored with different content"
+        )),
+        "{err}"
+    );
+    let stats = strata(&data, &["stats", "--json"]);
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(
+        stats["episodes"], 1,
+        "nothing of the refused file was written"
+    );
+    let check = strata(&data, &["check"]);
+    assert!(check.status.success(), "{}", common::stderr(&check));
+}
+
+/// Files are read as bytes, record by record: CRLF line ends are fine, a line that is not
+/// UTF-8 is named, and a JSON array with a BOM is read element by element.
+#[test]
+fn crlf_lines_bad_bytes_and_a_bom_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let one = serde_json::to_string(&record("INC-CRLF-1", "2026-01-01T10:00:00Z")).unwrap();
+    let two = serde_json::to_string(&record("INC-CRLF-2", "2026-01-02T10:00:00Z")).unwrap();
+    let crlf = dir.path().join("crlf.ndjson");
+    std::fs::write(&crlf, format!("{one}\r\n\r\n{two}\r\n")).unwrap();
+    let crlf = crlf.display().to_string();
+    let out = strata(
+        &data,
+        &[
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            &crlf,
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+
+    let bad = dir.path().join("bad.ndjson");
+    let mut bytes = format!("{one}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"incident_fingerprint\": \"\xff\xfe\"}\n");
+    std::fs::write(&bad, bytes).unwrap();
+    let bad = bad.display().to_string();
+    let out = strata(&data, &["--now", "2026-06-01T00:00:00Z", "ingest", &bad]);
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains(&format!("{bad}:2: not UTF-8")),
+        "{}",
+        common::stderr(&out)
+    );
+
+    let three = serde_json::to_string(&record("INC-BOM-3", "2026-01-03T10:00:00Z")).unwrap();
+    let array = dir.path().join("array.json");
+    std::fs::write(&array, format!("\u{feff}  [\n{three},\n{one}\n]\n")).unwrap();
+    let array = array.display().to_string();
+    let out = strata(
+        &data,
+        &[
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            &array,
+        ],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(
+        common::stdout(&out).contains("1 new, 1 unchanged"),
+        "{}",
+        common::stdout(&out)
+    );
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, format!("[\n{three},\n{{\"oops\": ]")).unwrap();
+    let broken = broken.display().to_string();
+    let out = strata(&data, &["--now", "2026-06-01T00:00:00Z", "ingest", &broken]);
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains(&format!("{broken}:3:"))
+            && common::stderr(&out).contains("invalid JSON: expected an array of records"),
+        "{}",
+        common::stderr(&out)
+    );
+}

@@ -412,6 +412,16 @@ pub enum BenchCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// One big NDJSON file (synthetic records) ingested by a `strata ingest` process: its
+    /// time and peak RSS against the file's size (JSON)
+    BigFile {
+        /// Size of the file to write, in MiB
+        #[arg(long, default_value_t = 1024)]
+        mib: u64,
+        /// Where to write the file and the store [default: a temporary directory]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Ingest throughput and open time of the embedded store at each size (JSON)
     Store {
         /// Comma-separated store sizes

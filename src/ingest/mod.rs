@@ -6,6 +6,7 @@ mod error;
 mod limits;
 mod record;
 mod source;
+mod stream;
 
 use std::path::Path;
 
@@ -17,6 +18,7 @@ pub use error::{IngestError, IngestFailure};
 pub use limits::RecordLimits;
 pub use record::{RECORD_FIELDS, parse_record, parse_record_within};
 pub use source::{Location, RawRecord, split_records};
+pub use stream::{Checked, check_file, write_file};
 
 /// Reads and validates one file into a batch stamped with knowledge time `now`.
 pub fn prepare_file(path: &Path, now: Timestamp) -> Result<Prepared, IngestFailure> {

@@ -14,6 +14,10 @@ use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
 pub use error::StoreError;
+
+/// Hands the items of one batch, chunk by chunk, to the sink it is given.
+pub type ChunkSource<'a> = dyn FnMut(&mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>) -> Result<(), StoreError>
+    + 'a;
 pub use location::StoreLocation;
 pub use write::{ApplyReport, BatchItem, EpisodeDraft, FactDraft, SupersedeDraft, WriteBatch};
 
@@ -88,6 +92,26 @@ pub trait MemoryStore: Send + Sync {
 
     /// Writes the batch atomically; a rejected batch writes nothing.
     fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError>;
+
+    /// Writes one batch whose items arrive in chunks, as atomically as [`Self::apply`]: `items`
+    /// hands each chunk to the sink it is given, and a refusal, or an error from `items`,
+    /// writes nothing. A store that can hold a transaction open writes each chunk as it comes,
+    /// so a big file never has to be in memory whole; the others gather the chunks first.
+    fn apply_chunks(
+        &self,
+        code_units: &[(String, crate::learning::CodeUnit)],
+        items: &mut ChunkSource<'_>,
+    ) -> Result<ApplyReport, StoreError> {
+        let mut batch = WriteBatch {
+            items: Vec::new(),
+            code_units: code_units.to_vec(),
+        };
+        items(&mut |chunk| {
+            batch.items.extend(chunk);
+            Ok(())
+        })?;
+        self.apply(&batch)
+    }
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError>;
 

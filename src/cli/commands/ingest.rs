@@ -27,15 +27,16 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
     for (n, path) in args.files.iter().enumerate() {
         let name = path.display().to_string();
         say!("[{}/{total}] {name}: validating", n + 1);
-        let result =
-            ingest::prepare_file_within(path, now, &ctx.config.ingest).and_then(|prepared| {
-                say!(
-                    "[{}/{total}] {name}: {} records valid, writing",
-                    n + 1,
-                    prepared.batch.items.len()
-                );
-                ingest::write(store.as_ref(), &prepared.batch).map(|r| (r, prepared.duplicates))
-            });
+        let limits = &ctx.config.ingest;
+        let result = ingest::check_file(path, limits).and_then(|checked| {
+            say!(
+                "[{}/{total}] {name}: {} records valid, writing",
+                n + 1,
+                checked.episodes()
+            );
+            ingest::write_file(store.as_ref(), path, &checked, now, limits)
+                .map(|r| (r, checked.duplicates))
+        });
         match result {
             Ok((applied, duplicates)) => {
                 say!(

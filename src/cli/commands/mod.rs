@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod bench_big_file;
 pub mod bench_concurrent;
 pub mod bench_explorer;
 pub mod bench_live;

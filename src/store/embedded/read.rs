@@ -105,6 +105,14 @@ impl MemoryStore for EmbeddedStore {
         self.apply_batch(batch)
     }
 
+    fn apply_chunks(
+        &self,
+        code_units: &[(String, crate::learning::CodeUnit)],
+        items: &mut crate::store::ChunkSource<'_>,
+    ) -> Result<ApplyReport, StoreError> {
+        self.apply_chunks_in_one(code_units, items)
+    }
+
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
         episode_in(&self.tables, &*self.read()?, fingerprint)
     }

@@ -22,6 +22,63 @@ impl EmbeddedStore {
         })
     }
 
+    /// [`crate::store::MemoryStore::apply_chunks`] in one write transaction: each chunk's
+    /// episodes are written as it comes and only what the supersessions need is kept for
+    /// after the last one, so memory follows the chunk, not the batch.
+    pub(crate) fn apply_chunks_in_one(
+        &self,
+        code_units: &[(String, CodeUnit)],
+        items: &mut crate::store::ChunkSource<'_>,
+    ) -> Result<ApplyReport, StoreError> {
+        self.write("write to the store", |txn, t| {
+            let high_water = high_water(txn, t)?;
+            let mut w = Writer {
+                txn,
+                t: *t,
+                pending: Counts::default(),
+                high_water,
+                newest: high_water,
+            };
+            let mut report = ApplyReport::default();
+            let mut superseding: Vec<BatchItem> = Vec::new();
+            items(&mut |chunk| {
+                for item in chunk {
+                    report.records += 1;
+                    w.write_episode(&item, &mut report)?;
+                    if !item.draft.supersedes.is_empty() {
+                        superseding.push(supersedes_only(item));
+                    }
+                }
+                Ok(())
+            })?;
+            // Supersessions run after every episode so a target anywhere in the batch is found.
+            for item in &superseding {
+                w.write_supersessions(item, &mut report)?;
+            }
+            for (origin, unit) in code_units {
+                if w.write_code_unit(origin, unit)? {
+                    report.new_code_units += 1;
+                }
+            }
+            w.flush_counts()?;
+            if w.newest > w.high_water {
+                tables::meta_put(
+                    &w.t,
+                    w.txn,
+                    tables::KNOWLEDGE_HIGH_WATER,
+                    &w.newest.to_string(),
+                )?;
+            }
+            let changed = report.new_episodes
+                + report.closed_facts
+                + report.new_supersessions
+                + report.new_code_units
+                + report.new_skill_versions
+                > 0;
+            Ok((report, changed))
+        })
+    }
+
     pub(crate) fn add_skill_versions(
         &self,
         drafts: &[SkillDraft],
@@ -99,6 +156,15 @@ fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyRepor
         )?;
     }
     Ok(report)
+}
+
+/// What writing an item's supersessions reads of it: the texts and facts are written already.
+fn supersedes_only(mut item: BatchItem) -> BatchItem {
+    item.draft.summary_nl = String::new();
+    item.draft.resolution_nl = String::new();
+    item.draft.facts = Vec::new();
+    item.draft.skills = Vec::new();
+    item
 }
 
 /// Renders and stores the lesson of every episode that has none.

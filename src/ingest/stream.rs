@@ -1,0 +1,414 @@
+//! Files of any size: a file is read record by record twice, once to validate it whole and
+//! once to write it, so memory follows the largest record and the chunk being written, never
+//! the file. Each file is still one atomic batch: the write pass runs in one transaction and a
+//! refusal anywhere in it writes nothing.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{DefaultHasher, Hasher};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::de::{SeqAccess, Visitor};
+use serde_json::Value;
+
+use super::limits::RecordLimits;
+use super::record::{self, parse_record_within};
+use super::source::{Location, RawRecord};
+use super::{IngestError, IngestFailure, located};
+use crate::learning::CodeUnit;
+use crate::model::Timestamp;
+use crate::store::{ApplyReport, BatchItem, MemoryStore, StoreError};
+
+/// Records handed to the store at a time.
+const CHUNK: usize = 1_000;
+/// Errors listed for one file; past this many only their number is given.
+const ERRORS_LISTED: usize = 200;
+
+/// What the validating pass learned: enough to write the file without holding it.
+pub struct Checked {
+    /// Episode records, repeats included.
+    pub records: usize,
+    /// Records that repeated an earlier record of the file exactly.
+    pub duplicates: usize,
+    code_units: Vec<(String, CodeUnit)>,
+    /// The first place each fingerprint appears; later exact repeats are skipped.
+    first: HashMap<String, Location>,
+    /// The bytes validated, so a file that changes before it is written is caught.
+    digest: Digest,
+}
+
+impl Checked {
+    /// Distinct episodes the file holds.
+    pub fn episodes(&self) -> usize {
+        self.first.len()
+    }
+}
+
+/// Validates `path` record by record, as [`super::prepare_file`] does, keeping only a digest
+/// of each episode (to tell exact repeats from conflicting ones) and the code units.
+pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestFailure> {
+    let name = path.display().to_string();
+    let mut errors: Vec<IngestError> = Vec::new();
+    let mut unlisted = 0usize;
+    let mut seen: HashMap<String, (Digest, Location)> = HashMap::new();
+    let mut unit_at: HashMap<String, usize> = HashMap::new();
+    let mut checked = Checked {
+        records: 0,
+        duplicates: 0,
+        code_units: Vec::new(),
+        first: HashMap::new(),
+        digest: Digest::default(),
+    };
+    let mut fail = |errors: &mut Vec<IngestError>, e: IngestError| {
+        if errors.len() < ERRORS_LISTED {
+            errors.push(e);
+        } else {
+            unlisted += 1;
+        }
+    };
+    let digest = read_records(path, &mut |raw| {
+        let origin = raw.location.describe(&name);
+        let value = match raw.value {
+            Ok(v) => v,
+            Err(message) => {
+                fail(&mut errors, IngestError::new(origin, "-", message));
+                return Ok(());
+            }
+        };
+        if let Some(units) = record::code_units_record(&value, limits) {
+            match units {
+                Ok(units) => {
+                    for (field, unit) in units {
+                        match unit_at
+                            .get(&unit.embedding_ref)
+                            .map(|&i| &checked.code_units[i])
+                        {
+                            Some((_, u)) if *u == unit => checked.duplicates += 1,
+                            Some((first, u)) => fail(
+                                &mut errors,
+                                IngestError::new(
+                                    origin.clone(),
+                                    field,
+                                    format!(
+                                        "{}|{} is owned by service {:?} in {first}; expected one owner per file",
+                                        unit.repo, unit.path, u.service
+                                    ),
+                                ),
+                            ),
+                            None => {
+                                unit_at
+                                    .insert(unit.embedding_ref.clone(), checked.code_units.len());
+                                checked.code_units.push((origin.clone(), unit));
+                            }
+                        }
+                    }
+                }
+                Err(field_errors) => {
+                    for e in located(&origin, field_errors) {
+                        fail(&mut errors, e);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        checked.records += 1;
+        match parse_record_within(&value, limits) {
+            Ok(draft) => {
+                let digest = digest_of(&draft);
+                match seen.get(&draft.incident_fingerprint) {
+                    Some((d, _)) if *d == digest => checked.duplicates += 1,
+                    Some((_, at)) => fail(
+                        &mut errors,
+                        IngestError::new(
+                            origin,
+                            "incident_fingerprint",
+                            format!(
+                                "duplicate fingerprint {:?} with different content (first at {}); expected each incident once",
+                                draft.incident_fingerprint,
+                                at.describe(&name)
+                            ),
+                        ),
+                    ),
+                    None => {
+                        seen.insert(draft.incident_fingerprint, (digest, raw.location));
+                    }
+                }
+            }
+            Err(field_errors) => {
+                for e in located(&origin, field_errors) {
+                    fail(&mut errors, e);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    checked.digest = digest;
+    if unlisted > 0 {
+        errors.push(IngestError::new(
+            name.clone(),
+            "-",
+            format!("and {unlisted} more errors not listed"),
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(IngestFailure::Invalid(errors));
+    }
+    checked.first = seen.into_iter().map(|(fp, (_, at))| (fp, at)).collect();
+    Ok(checked)
+}
+
+/// Writes a file [`check_file`] passed, reading it again chunk by chunk into one atomic batch
+/// stamped `now`. A file that changed since it was checked writes nothing.
+pub fn write_file(
+    store: &dyn MemoryStore,
+    path: &Path,
+    checked: &Checked,
+    now: Timestamp,
+    limits: &RecordLimits,
+) -> Result<ApplyReport, IngestFailure> {
+    let name = path.display().to_string();
+    let mut source = |sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>| {
+        let mut chunk: Vec<BatchItem> = Vec::with_capacity(CHUNK);
+        let mut failed: Option<StoreError> = None;
+        let digest = read_records(path, &mut |raw| {
+            if failed.is_some() {
+                return Ok(());
+            }
+            let Ok(value) = raw.value else {
+                failed = Some(changed(&name));
+                return Ok(());
+            };
+            if record::code_units_record(&value, limits).is_some() {
+                return Ok(());
+            }
+            let Ok(draft) = parse_record_within(&value, limits) else {
+                failed = Some(changed(&name));
+                return Ok(());
+            };
+            if checked.first.get(&draft.incident_fingerprint) != Some(&raw.location) {
+                return Ok(());
+            }
+            chunk.push(BatchItem {
+                origin: raw.location.describe(&name),
+                draft,
+                ingested_at: now,
+            });
+            if chunk.len() == CHUNK
+                && let Err(e) = sink(std::mem::take(&mut chunk))
+            {
+                failed = Some(e);
+            }
+            Ok(())
+        })
+        .map_err(|e| StoreError::Backend(e.to_string()))?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if digest != checked.digest {
+            return Err(changed(&name));
+        }
+        if !chunk.is_empty() {
+            sink(chunk)?;
+        }
+        Ok(())
+    };
+    store
+        .apply_chunks(&checked.code_units, &mut source)
+        .map_err(|e| match e {
+            StoreError::Rejected {
+                origin,
+                field,
+                message,
+            } => IngestFailure::Invalid(vec![IngestError::new(origin, field, message)]),
+            other => IngestFailure::Store(other),
+        })
+}
+
+fn changed(name: &str) -> StoreError {
+    StoreError::Backend(format!(
+        "{name} changed while it was being ingested; nothing of it was written (run it again)"
+    ))
+}
+
+/// 128 bits of two differently keyed SipHashes: repeats and file changes are told by it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Digest(u64, u64);
+
+/// Two hashers fed the same bytes, the second after a key byte of its own.
+struct Hashers(DefaultHasher, DefaultHasher);
+
+impl Hashers {
+    fn new() -> Self {
+        let mut second = DefaultHasher::new();
+        second.write_u8(0xa5);
+        Hashers(DefaultHasher::new(), second)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+        self.1.write(bytes);
+    }
+
+    fn finish(&self) -> Digest {
+        Digest(self.0.finish(), self.1.finish())
+    }
+}
+
+fn digest_of(draft: &crate::store::EpisodeDraft) -> Digest {
+    let mut h = Hashers::new();
+    h.write(serde_json::to_string(draft).unwrap_or_default().as_bytes());
+    h.finish()
+}
+
+/// Reads the bytes it passes on into a digest.
+struct Digesting<R> {
+    inner: R,
+    hashers: Hashers,
+}
+
+impl<R: Read> Read for Digesting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hashers.write(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Hands each record of the file to `each`, in order, and returns a digest of its bytes: a
+/// file whose first non-blank character is `[` is one JSON array, read element by element;
+/// anything else is NDJSON, read line by line.
+fn read_records(
+    path: &Path,
+    each: &mut dyn FnMut(RawRecord) -> Result<(), IngestFailure>,
+) -> Result<Digest, IngestFailure> {
+    let io = |e: std::io::Error| IngestFailure::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let (skip, array) = first_char(&mut file).map_err(io)?;
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut reader = BufReader::with_capacity(
+        1 << 16,
+        Digesting {
+            inner: file,
+            hashers: Hashers::new(),
+        },
+    );
+    if array {
+        let mut bom = vec![0u8; skip];
+        reader.read_exact(&mut bom).map_err(io)?;
+        let mut failure = None;
+        let outcome = {
+            let mut de = serde_json::Deserializer::from_reader(&mut reader);
+            serde::Deserializer::deserialize_seq(
+                &mut de,
+                Elements {
+                    each: &mut *each,
+                    failure: &mut failure,
+                },
+            )
+            .and_then(|_| de.end())
+        };
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        if let Err(e) = outcome {
+            each(RawRecord {
+                location: Location::LineColumn(e.line(), e.column()),
+                value: Err(format!("invalid JSON: expected an array of records ({e})")),
+            })?;
+        }
+    } else {
+        let mut line = Vec::new();
+        let mut number = 0usize;
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+                break;
+            }
+            number += 1;
+            let bytes = if number == 1 {
+                line.strip_prefix("\u{feff}".as_bytes())
+                    .unwrap_or(&line[..])
+            } else {
+                &line
+            };
+            let value = match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    let text = text.strip_suffix('\n').unwrap_or(text);
+                    let text = text.strip_suffix('\r').unwrap_or(text);
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    serde_json::from_str::<Value>(text).map_err(|e| {
+                        format!("invalid JSON: expected one record object per line ({e})")
+                    })
+                }
+                Err(e) => Err(format!("not UTF-8 ({e}); expected UTF-8 text")),
+            };
+            each(RawRecord {
+                location: Location::Line(number),
+                value,
+            })?;
+        }
+    }
+    // The rest of the file (after an array, or a syntax error) counts toward the digest too.
+    std::io::copy(&mut reader, &mut std::io::sink()).map_err(io)?;
+    Ok(reader.into_inner().hashers.finish())
+}
+
+/// The length of a leading BOM, and whether the first non-blank character is `[`.
+fn first_char(file: &mut File) -> std::io::Result<(usize, bool)> {
+    let mut reader = BufReader::new(file);
+    let mut skip = 0;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((skip, false));
+        }
+        let mut i = 0;
+        if skip == 0 && buf.starts_with("\u{feff}".as_bytes()) {
+            skip = 3;
+            i = 3;
+        }
+        while i < buf.len() && buf[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < buf.len() {
+            return Ok((skip, buf[i] == b'['));
+        }
+        let n = buf.len();
+        reader.consume(n);
+    }
+}
+
+/// Hands each element of a JSON array to `each` as it is parsed.
+struct Elements<'a> {
+    each: &'a mut dyn FnMut(RawRecord) -> Result<(), IngestFailure>,
+    failure: &'a mut Option<IngestFailure>,
+}
+
+impl<'de> Visitor<'de> for Elements<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an array of records")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while let Some(value) = seq.next_element::<Value>()? {
+            if let Err(e) = (self.each)(RawRecord {
+                location: Location::Index(index),
+                value: Ok(value),
+            }) {
+                *self.failure = Some(e);
+                return Err(serde::de::Error::custom("stopped"));
+            }
+            index += 1;
+        }
+        Ok(())
+    }
+}
