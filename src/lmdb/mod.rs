@@ -29,6 +29,49 @@ pub struct SharedEnv {
     pub dir: PathBuf,
 }
 
+impl SharedEnv {
+    /// Drops this process's mapping of the store file's pages. They stay in the page cache
+    /// and fault back in on the next read (the map is read-only and shared, so nothing is
+    /// lost); without this a long write keeps every page it ever read resident, and a big
+    /// ingest's RSS grows with the store instead of with its own work.
+    pub fn release_mapped_pages(&self) {
+        // LMDB keeps its map's address to itself (mdb_env_info gives it only for a fixed
+        // map), so the kernel's list of this process's mappings says where the file is.
+        let Ok(file) = std::fs::canonicalize(self.dir.join("data.mdb")) else {
+            return;
+        };
+        let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+            return;
+        };
+        for line in maps.lines() {
+            let mut fields = line.split_whitespace();
+            let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else {
+                continue;
+            };
+            if std::path::Path::new(path) != file {
+                continue;
+            }
+            let Some((start, end)) = range.split_once('-') else {
+                continue;
+            };
+            let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            ) else {
+                continue;
+            };
+            // SAFETY: the range is LMDB's own mapping of the store file, shared and never
+            // written through (no WRITEMAP), so dropping its pages only costs a refault.
+            let rc = unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
+            };
+            if rc != 0 {
+                tracing::debug!(error = %std::io::Error::last_os_error(), "madvise on the store map failed");
+            }
+        }
+    }
+}
+
 static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<SharedEnv>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 

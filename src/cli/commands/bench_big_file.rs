@@ -24,7 +24,12 @@ struct BigFileBench {
     write_file_seconds: f64,
     ingest_seconds: f64,
     ingest_records_per_s: f64,
+    /// The kernel's high-water mark: heap and the store's mapped file pages together.
     peak_rss_bytes: u64,
+    /// Sampled every 20 ms: the process's own memory (heap, stacks) ...
+    peak_anon_bytes: u64,
+    /// ... and the store's file pages mapped into it, which the kernel may drop at will.
+    peak_file_mapped_bytes: u64,
     peak_rss_per_file_byte: f64,
     store_bytes: u64,
     target_peak_rss_bytes: u64,
@@ -94,7 +99,25 @@ pub fn run(ctx: &Context, mib: u64, dir: Option<&Path>) -> Result<ExitCode> {
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()?;
-    let (status, peak_rss_bytes) = wait_with_peak_rss(child.id())?;
+    let pid = child.id();
+    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let running = running.clone();
+        std::thread::spawn(move || {
+            let (mut anon, mut file) = (0u64, 0u64);
+            while running.load(std::sync::atomic::Ordering::Acquire) {
+                if let Some((a, f)) = resident(pid) {
+                    anon = anon.max(a);
+                    file = file.max(f);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            (anon, file)
+        })
+    };
+    let (status, peak_rss_bytes) = wait_with_peak_rss(pid)?;
+    running.store(false, std::sync::atomic::Ordering::Release);
+    let (peak_anon_bytes, peak_file_bytes) = sampler.join().unwrap_or((0, 0));
     let ingest_seconds = started.elapsed().as_secs_f64();
     if status != 0 {
         return Err(eyre!("the ingest failed (wait status {status})"));
@@ -110,6 +133,8 @@ pub fn run(ctx: &Context, mib: u64, dir: Option<&Path>) -> Result<ExitCode> {
             ingest_seconds,
             ingest_records_per_s: records as f64 / ingest_seconds.max(1e-9),
             peak_rss_bytes,
+            peak_anon_bytes,
+            peak_file_mapped_bytes: peak_file_bytes,
             peak_rss_per_file_byte: peak_rss_bytes as f64 / written.max(1) as f64,
             store_bytes,
             target_peak_rss_bytes,
@@ -131,6 +156,20 @@ fn wait_with_peak_rss(pid: u32) -> Result<(i32, u64)> {
     }
     // ru_maxrss is in KiB on Linux.
     Ok((status, (usage.ru_maxrss as u64) * 1024))
+}
+
+/// RssAnon and RssFile of a process, in bytes, from /proc.
+fn resident(pid: u32) -> Option<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    };
+    Some((field("RssAnon:")?, field("RssFile:")?))
 }
 
 fn dir_bytes(dir: &Path) -> u64 {

@@ -30,6 +30,7 @@ impl EmbeddedStore {
         code_units: &[(String, CodeUnit)],
         items: &mut crate::store::ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
+        let shared = self.shared.clone();
         self.write("write to the store", |txn, t| {
             let high_water = high_water(txn, t)?;
             let mut w = Writer {
@@ -41,6 +42,7 @@ impl EmbeddedStore {
             };
             let mut report = ApplyReport::default();
             let mut superseding: Vec<BatchItem> = Vec::new();
+            let mut chunks = 0usize;
             items(&mut |chunk| {
                 for item in chunk {
                     report.records += 1;
@@ -49,11 +51,18 @@ impl EmbeddedStore {
                         superseding.push(supersedes_only(item));
                     }
                 }
+                chunks += 1;
+                if chunks.is_multiple_of(RELEASE_EVERY_CHUNKS) {
+                    shared.release_mapped_pages();
+                }
                 Ok(())
             })?;
             // Supersessions run after every episode so a target anywhere in the batch is found.
-            for item in &superseding {
+            for (i, item) in superseding.iter().enumerate() {
                 w.write_supersessions(item, &mut report)?;
+                if (i + 1).is_multiple_of(RELEASE_EVERY_CHUNKS * 1_000) {
+                    shared.release_mapped_pages();
+                }
             }
             for (origin, unit) in code_units {
                 if w.write_code_unit(origin, unit)? {
@@ -157,6 +166,10 @@ fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyRepor
     }
     Ok(report)
 }
+
+/// Chunks written between releases of the store's mapped pages (see
+/// [`crate::lmdb::SharedEnv::release_mapped_pages`]).
+const RELEASE_EVERY_CHUNKS: usize = 1;
 
 /// What writing an item's supersessions reads of it: the texts and facts are written already.
 fn supersedes_only(mut item: BatchItem) -> BatchItem {
