@@ -512,3 +512,40 @@ fn crlf_lines_bad_bytes_and_a_bom_array() {
         common::stderr(&out)
     );
 }
+
+/// A pipe cannot be read twice: it is read whole, as before files were streamed.
+#[test]
+fn a_pipe_is_ingested_too() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_strata"))
+        .env("STRATA_EMBEDDER", "hash")
+        .arg("--data")
+        .arg(dir.path().join("data"))
+        .args([
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            "/dev/stdin",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = serde_json::to_string(&record("INC-PIPE", "2026-01-01T10:00:00Z")).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{line}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(
+        common::stdout(&out).contains("1 new"),
+        "{}",
+        common::stdout(&out)
+    );
+}

@@ -484,7 +484,8 @@ fn parse_provenance(value: Option<&Value>, errors: &mut Vec<FieldError>) -> Opti
     let confidence = match f.present("confidence_score") {
         None => Some(DEFAULT_CONFIDENCE),
         Some(Value::Number(n)) => match n.as_f64() {
-            Some(c) if (0.0..=1.0).contains(&c) => Some(c),
+            // + 0.0 makes -0.0 plain zero, so equal records serialize equally.
+            Some(c) if (0.0..=1.0).contains(&c) => Some(c + 0.0),
             _ => {
                 f.fail(
                     "confidence_score",

@@ -22,8 +22,6 @@ use crate::store::{ApplyReport, BatchItem, MemoryStore, StoreError};
 
 /// Records handed to the store at a time.
 const CHUNK: usize = 1_000;
-/// Errors listed for one file; past this many only their number is given.
-const ERRORS_LISTED: usize = 200;
 
 /// What the validating pass learned: enough to write the file without holding it.
 pub struct Checked {
@@ -50,7 +48,6 @@ impl Checked {
 pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestFailure> {
     let name = path.display().to_string();
     let mut errors: Vec<IngestError> = Vec::new();
-    let mut unlisted = 0usize;
     let mut seen: HashMap<String, (Digest, Location)> = HashMap::new();
     let mut unit_at: HashMap<String, usize> = HashMap::new();
     let mut checked = Checked {
@@ -60,13 +57,7 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
         first: HashMap::new(),
         digest: Digest::default(),
     };
-    let mut fail = |errors: &mut Vec<IngestError>, e: IngestError| {
-        if errors.len() < ERRORS_LISTED {
-            errors.push(e);
-        } else {
-            unlisted += 1;
-        }
-    };
+    let fail = |errors: &mut Vec<IngestError>, e: IngestError| errors.push(e);
     let digest = read_records(path, &mut |raw| {
         let origin = raw.location.describe(&name);
         let value = match raw.value {
@@ -144,13 +135,6 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
         Ok(())
     })?;
     checked.digest = digest;
-    if unlisted > 0 {
-        errors.push(IngestError::new(
-            name.clone(),
-            "-",
-            format!("and {unlisted} more errors not listed"),
-        ));
-    }
     if !errors.is_empty() {
         return Err(IngestFailure::Invalid(errors));
     }
@@ -171,20 +155,23 @@ pub fn write_file(
     let mut source = |sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>| {
         let mut chunk: Vec<BatchItem> = Vec::with_capacity(CHUNK);
         let mut failed: Option<StoreError> = None;
-        let digest = read_records(path, &mut |raw| {
-            if failed.is_some() {
-                return Ok(());
-            }
+        // Once something failed the rest of the file is not read: returning an error stops
+        // the reading, and `failed` says why.
+        let stop = || IngestFailure::Io {
+            path: name.clone(),
+            message: "stopped".into(),
+        };
+        let read = read_records(path, &mut |raw| {
             let Ok(value) = raw.value else {
                 failed = Some(changed(&name));
-                return Ok(());
+                return Err(stop());
             };
             if record::code_units_record(&value, limits).is_some() {
                 return Ok(());
             }
             let Ok(draft) = parse_record_within(&value, limits) else {
                 failed = Some(changed(&name));
-                return Ok(());
+                return Err(stop());
             };
             if checked.first.get(&draft.incident_fingerprint) != Some(&raw.location) {
                 return Ok(());
@@ -198,13 +185,14 @@ pub fn write_file(
                 && let Err(e) = sink(std::mem::take(&mut chunk))
             {
                 failed = Some(e);
+                return Err(stop());
             }
             Ok(())
-        })
-        .map_err(|e| StoreError::Backend(e.to_string()))?;
+        });
         if let Some(e) = failed {
             return Err(e);
         }
+        let digest = read.map_err(|e| StoreError::Backend(e.to_string()))?;
         if digest != checked.digest {
             return Err(changed(&name));
         }
@@ -231,7 +219,9 @@ fn changed(name: &str) -> StoreError {
     ))
 }
 
-/// 128 bits of two differently keyed SipHashes: repeats and file changes are told by it.
+/// 128 bits from two SipHash states (the second fed a prefix byte first): exact repeats and
+/// file changes are told by it. Not a cryptographic hash: a file is trusted not to be crafted
+/// to collide with itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Digest(u64, u64);
 
@@ -257,7 +247,11 @@ impl Hashers {
 
 fn digest_of(draft: &crate::store::EpisodeDraft) -> Digest {
     let mut h = Hashers::new();
-    h.write(serde_json::to_string(draft).unwrap_or_default().as_bytes());
+    match serde_json::to_vec(draft) {
+        Ok(bytes) => h.write(&bytes),
+        // A draft always serializes; were it not to, its full debug form still tells it apart.
+        Err(_) => h.write(format!("{draft:?}").as_bytes()),
+    }
     h.finish()
 }
 

@@ -44,10 +44,12 @@ impl SharedEnv {
             return;
         };
         for line in maps.lines() {
-            let mut fields = line.split_whitespace();
+            // address perms offset dev inode path, the path being the rest of the line.
+            let mut fields = line.splitn(6, ' ');
             let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else {
                 continue;
             };
+            let path = path.trim_start();
             if std::path::Path::new(path) != file {
                 continue;
             }

@@ -28,15 +28,26 @@ pub fn run(ctx: &Context, args: &IngestArgs) -> Result<ExitCode> {
         let name = path.display().to_string();
         say!("[{}/{total}] {name}: validating", n + 1);
         let limits = &ctx.config.ingest;
-        let result = ingest::check_file(path, limits).and_then(|checked| {
+        let valid = |records: usize| {
             say!(
-                "[{}/{total}] {name}: {} records valid, writing",
-                n + 1,
-                checked.episodes()
+                "[{}/{total}] {name}: {records} records valid, writing",
+                n + 1
             );
-            ingest::write_file(store.as_ref(), path, &checked, now, limits)
-                .map(|r| (r, checked.duplicates))
-        });
+        };
+        // A regular file is streamed (read twice); a pipe can be read only once, so it is
+        // read whole as before.
+        let result = if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            ingest::check_file(path, limits).and_then(|checked| {
+                valid(checked.episodes());
+                ingest::write_file(store.as_ref(), path, &checked, now, limits)
+                    .map(|r| (r, checked.duplicates))
+            })
+        } else {
+            ingest::prepare_file_within(path, now, limits).and_then(|prepared| {
+                valid(prepared.batch.items.len());
+                ingest::write(store.as_ref(), &prepared.batch).map(|r| (r, prepared.duplicates))
+            })
+        };
         match result {
             Ok((applied, duplicates)) => {
                 say!(

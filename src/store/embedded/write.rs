@@ -43,20 +43,36 @@ impl EmbeddedStore {
             let mut report = ApplyReport::default();
             let mut superseding: Vec<BatchItem> = Vec::new();
             let mut chunks = 0usize;
-            items(&mut |chunk| {
-                for item in chunk {
-                    report.records += 1;
-                    w.write_episode(&item, &mut report)?;
-                    if !item.draft.supersedes.is_empty() {
-                        superseding.push(supersedes_only(item));
+            // The first error is kept here too: a source that went on after it (or dropped it)
+            // still commits nothing.
+            let mut first_error: Option<String> = None;
+            let fed = items(&mut |chunk| {
+                if let Some(e) = &first_error {
+                    return Err(StoreError::Backend(format!("an earlier chunk failed: {e}")));
+                }
+                let written = (|| -> Result<(), StoreError> {
+                    for item in chunk {
+                        report.records += 1;
+                        w.write_episode(&item, &mut report)?;
+                        if !item.draft.supersedes.is_empty() {
+                            superseding.push(supersedes_only(item));
+                        }
                     }
+                    Ok(())
+                })();
+                if let Err(e) = &written {
+                    first_error = Some(e.to_string());
                 }
                 chunks += 1;
                 if chunks.is_multiple_of(RELEASE_EVERY_CHUNKS) {
                     shared.release_mapped_pages();
                 }
-                Ok(())
-            })?;
+                written
+            });
+            fed?;
+            if let Some(e) = first_error {
+                return Err(StoreError::Backend(e));
+            }
             // Supersessions run after every episode so a target anywhere in the batch is found.
             for (i, item) in superseding.iter().enumerate() {
                 w.write_supersessions(item, &mut report)?;
