@@ -398,9 +398,11 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
         assert_eq!(r.legs.graph.status, LegStatus::Ok);
     }
     assert!(refused > 0, "no search was refused while two were waiting");
+    // Two searches may wait on the server, each holding a worker; under load the pool adds a
+    // few more for the other legs. Searches piling up would add one per recall: 16.
     let grown = threads_named("stopped-qdrant").saturating_sub(threads_before);
     assert!(
-        grown <= 4,
+        grown <= 8,
         "{grown} more threads after 16 recalls against a stopped server"
     );
 
