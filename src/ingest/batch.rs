@@ -37,13 +37,10 @@ impl BatchBuilder {
                 self.duplicates += 1;
                 return Ok(());
             }
-            return Err(IngestError::new(
+            return Err(conflicting_repeat(
                 origin,
-                "incident_fingerprint",
-                format!(
-                    "duplicate fingerprint {:?} with different content (first at {}); expected each incident once",
-                    draft.incident_fingerprint, first.origin
-                ),
+                &draft.incident_fingerprint,
+                &first.origin,
             ));
         }
         self.seen
@@ -96,4 +93,15 @@ impl BatchBuilder {
             duplicates: self.duplicates,
         }
     }
+}
+
+/// A fingerprint repeated in one file with other content than at `first`.
+pub(super) fn conflicting_repeat(origin: String, fingerprint: &str, first: &str) -> IngestError {
+    IngestError::new(
+        origin,
+        "incident_fingerprint",
+        format!(
+            "duplicate fingerprint {fingerprint:?} with different content (first at {first}); expected each incident once"
+        ),
+    )
 }

@@ -149,12 +149,17 @@ pub fn prepare_skills(
 
 /// Writes a prepared batch; a rejection names the record, field and reason.
 pub fn write(store: &dyn MemoryStore, batch: &WriteBatch) -> Result<ApplyReport, IngestFailure> {
-    store.apply(batch).map_err(|e| match e {
+    store.apply(batch).map_err(rejection)
+}
+
+/// A store's refusal as an ingest error naming the record and field; other failures as such.
+fn rejection(e: StoreError) -> IngestFailure {
+    match e {
         StoreError::Rejected {
             origin,
             field,
             message,
         } => IngestFailure::Invalid(vec![IngestError::new(origin, field, message)]),
         other => IngestFailure::Store(other),
-    })
+    }
 }

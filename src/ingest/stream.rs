@@ -12,10 +12,11 @@ use std::path::Path;
 use serde::de::{SeqAccess, Visitor};
 use serde_json::Value;
 
+use super::batch::{BatchBuilder, conflicting_repeat};
 use super::limits::RecordLimits;
 use super::record::{self, parse_record_within};
 use super::source::{Location, RawRecord};
-use super::{IngestError, IngestFailure, located};
+use super::{IngestError, IngestFailure, located, rejection};
 use crate::learning::CodeUnit;
 use crate::model::Timestamp;
 use crate::store::{ApplyReport, BatchItem, MemoryStore, StoreError};
@@ -49,7 +50,8 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
     let name = path.display().to_string();
     let mut errors: Vec<IngestError> = Vec::new();
     let mut seen: HashMap<String, (Digest, Location)> = HashMap::new();
-    let mut unit_at: HashMap<String, usize> = HashMap::new();
+    // Code units are few and small: they are collected whole, as a prepared batch does.
+    let mut units = BatchBuilder::new();
     let mut checked = Checked {
         records: 0,
         duplicates: 0,
@@ -57,49 +59,25 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
         first: HashMap::new(),
         digest: Digest::default(),
     };
-    let fail = |errors: &mut Vec<IngestError>, e: IngestError| errors.push(e);
     let digest = read_records(path, &mut |raw| {
         let origin = raw.location.describe(&name);
         let value = match raw.value {
             Ok(v) => v,
             Err(message) => {
-                fail(&mut errors, IngestError::new(origin, "-", message));
+                errors.push(IngestError::new(origin, "-", message));
                 return Ok(());
             }
         };
-        if let Some(units) = record::code_units_record(&value, limits) {
-            match units {
-                Ok(units) => {
-                    for (field, unit) in units {
-                        match unit_at
-                            .get(&unit.embedding_ref)
-                            .map(|&i| &checked.code_units[i])
-                        {
-                            Some((_, u)) if *u == unit => checked.duplicates += 1,
-                            Some((first, u)) => fail(
-                                &mut errors,
-                                IngestError::new(
-                                    origin.clone(),
-                                    field,
-                                    format!(
-                                        "{}|{} is owned by service {:?} in {first}; expected one owner per file",
-                                        unit.repo, unit.path, u.service
-                                    ),
-                                ),
-                            ),
-                            None => {
-                                unit_at
-                                    .insert(unit.embedding_ref.clone(), checked.code_units.len());
-                                checked.code_units.push((origin.clone(), unit));
-                            }
+        if let Some(record_units) = record::code_units_record(&value, limits) {
+            match record_units {
+                Ok(record_units) => {
+                    for (field, unit) in record_units {
+                        if let Err(e) = units.push_code_unit(origin.clone(), field, unit) {
+                            errors.push(e);
                         }
                     }
                 }
-                Err(field_errors) => {
-                    for e in located(&origin, field_errors) {
-                        fail(&mut errors, e);
-                    }
-                }
+                Err(field_errors) => errors.extend(located(&origin, field_errors)),
             }
             return Ok(());
         }
@@ -109,31 +87,23 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
                 let digest = digest_of(&draft);
                 match seen.get(&draft.incident_fingerprint) {
                     Some((d, _)) if *d == digest => checked.duplicates += 1,
-                    Some((_, at)) => fail(
-                        &mut errors,
-                        IngestError::new(
-                            origin,
-                            "incident_fingerprint",
-                            format!(
-                                "duplicate fingerprint {:?} with different content (first at {}); expected each incident once",
-                                draft.incident_fingerprint,
-                                at.describe(&name)
-                            ),
-                        ),
-                    ),
+                    Some((_, at)) => errors.push(conflicting_repeat(
+                        origin,
+                        &draft.incident_fingerprint,
+                        &at.describe(&name),
+                    )),
                     None => {
                         seen.insert(draft.incident_fingerprint, (digest, raw.location));
                     }
                 }
             }
-            Err(field_errors) => {
-                for e in located(&origin, field_errors) {
-                    fail(&mut errors, e);
-                }
-            }
+            Err(field_errors) => errors.extend(located(&origin, field_errors)),
         }
         Ok(())
     })?;
+    let units = units.finish();
+    checked.code_units = units.batch.code_units;
+    checked.duplicates += units.duplicates;
     checked.digest = digest;
     if !errors.is_empty() {
         return Err(IngestFailure::Invalid(errors));
@@ -203,14 +173,7 @@ pub fn write_file(
     };
     store
         .apply_chunks(&checked.code_units, &mut source)
-        .map_err(|e| match e {
-            StoreError::Rejected {
-                origin,
-                field,
-                message,
-            } => IngestFailure::Invalid(vec![IngestError::new(origin, field, message)]),
-            other => IngestFailure::Store(other),
-        })
+        .map_err(rejection)
 }
 
 fn changed(name: &str) -> StoreError {

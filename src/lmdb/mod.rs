@@ -9,7 +9,7 @@ mod writer_lock;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, Weak};
 
 use heed::{Env, EnvFlags, EnvOpenOptions, WithoutTls};
 
@@ -27,6 +27,8 @@ pub struct SharedEnv {
     /// The directory is on a read-only filesystem (or not writable by us).
     pub read_only: bool,
     pub dir: PathBuf,
+    /// Where this process maps the store file, found once (see `release_mapped_pages`).
+    map_ranges: OnceLock<Vec<(usize, usize)>>,
 }
 
 impl SharedEnv {
@@ -35,43 +37,41 @@ impl SharedEnv {
     /// lost); without this a long write keeps every page it ever read resident, and a big
     /// ingest's RSS grows with the store instead of with its own work.
     pub fn release_mapped_pages(&self) {
-        // LMDB keeps its map's address to itself (mdb_env_info gives it only for a fixed
-        // map), so the kernel's list of this process's mappings says where the file is.
-        let Ok(file) = std::fs::canonicalize(self.dir.join("data.mdb")) else {
-            return;
-        };
-        let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-            return;
-        };
-        for line in maps.lines() {
-            // address perms offset dev inode path, the path being the rest of the line.
-            let mut fields = line.splitn(6, ' ');
-            let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else {
-                continue;
-            };
-            let path = path.trim_start();
-            if std::path::Path::new(path) != file {
-                continue;
-            }
-            let Some((start, end)) = range.split_once('-') else {
-                continue;
-            };
-            let (Ok(start), Ok(end)) = (
-                usize::from_str_radix(start, 16),
-                usize::from_str_radix(end, 16),
-            ) else {
-                continue;
-            };
+        for &(start, len) in self.map_ranges.get_or_init(|| map_ranges(&self.dir)) {
             // SAFETY: the range is LMDB's own mapping of the store file, shared and never
             // written through (no WRITEMAP), so dropping its pages only costs a refault.
-            let rc = unsafe {
-                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_DONTNEED)
-            };
+            let rc = unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_DONTNEED) };
             if rc != 0 {
                 tracing::debug!(error = %std::io::Error::last_os_error(), "madvise on the store map failed");
             }
         }
     }
+}
+
+/// Where this process maps `dir`'s store file, as (start, length). LMDB keeps its map's
+/// address to itself (mdb_env_info gives it only for a fixed map), so the kernel's list of
+/// this process's mappings says; the map is made once, when the environment opens.
+fn map_ranges(dir: &Path) -> Vec<(usize, usize)> {
+    let Ok(file) = std::fs::canonicalize(dir.join("data.mdb")) else {
+        return Vec::new();
+    };
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return Vec::new();
+    };
+    maps.lines()
+        .filter_map(|line| {
+            // address perms offset dev inode path, the path being the rest of the line.
+            let mut fields = line.splitn(6, ' ');
+            let (range, path) = (fields.next()?, fields.nth(4)?);
+            if Path::new(path.trim_start()) != file {
+                return None;
+            }
+            let (start, end) = range.split_once('-')?;
+            let start = usize::from_str_radix(start, 16).ok()?;
+            let end = usize::from_str_radix(end, 16).ok()?;
+            Some((start, end - start))
+        })
+        .collect()
 }
 
 static OPEN: LazyLock<Mutex<HashMap<PathBuf, Weak<SharedEnv>>>> =
@@ -130,6 +130,7 @@ fn open_env(dir: &Path) -> Result<SharedEnv, OpenError> {
                     env,
                     read_only: false,
                     dir: dir.to_path_buf(),
+                    map_ranges: OnceLock::new(),
                 });
             }
             Err(heed::Error::EnvAlreadyOpened) => {
@@ -141,6 +142,7 @@ fn open_env(dir: &Path) -> Result<SharedEnv, OpenError> {
                     env,
                     read_only: true,
                     dir: dir.to_path_buf(),
+                    map_ranges: OnceLock::new(),
                 });
             }
             Err(e) => return Err(e.into()),

@@ -12,13 +12,7 @@ impl EmbeddedStore {
     pub(crate) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
         self.write("write to the store", |txn, t| {
             let report = apply_in(txn, *t, batch)?;
-            let changed = report.new_episodes
-                + report.closed_facts
-                + report.new_supersessions
-                + report.new_code_units
-                + report.new_skill_versions
-                > 0;
-            Ok((report, changed))
+            Ok((report, changed(&report)))
         })
     }
 
@@ -32,17 +26,9 @@ impl EmbeddedStore {
     ) -> Result<ApplyReport, StoreError> {
         let shared = self.shared.clone();
         self.write("write to the store", |txn, t| {
-            let high_water = high_water(txn, t)?;
-            let mut w = Writer {
-                txn,
-                t: *t,
-                pending: Counts::default(),
-                high_water,
-                newest: high_water,
-            };
+            let mut w = Writer::start(txn, *t)?;
             let mut report = ApplyReport::default();
             let mut superseding: Vec<BatchItem> = Vec::new();
-            let mut chunks = 0usize;
             // The first error is kept here too: a source that went on after it (or dropped it)
             // still commits nothing.
             let mut first_error: Option<String> = None;
@@ -63,10 +49,7 @@ impl EmbeddedStore {
                 if let Err(e) = &written {
                     first_error = Some(e.to_string());
                 }
-                chunks += 1;
-                if chunks.is_multiple_of(RELEASE_EVERY_CHUNKS) {
-                    shared.release_mapped_pages();
-                }
+                shared.release_mapped_pages();
                 written
             });
             fed?;
@@ -76,31 +59,12 @@ impl EmbeddedStore {
             // Supersessions run after every episode so a target anywhere in the batch is found.
             for (i, item) in superseding.iter().enumerate() {
                 w.write_supersessions(item, &mut report)?;
-                if (i + 1).is_multiple_of(RELEASE_EVERY_CHUNKS * 1_000) {
+                if (i + 1).is_multiple_of(RELEASE_EVERY_SUPERSESSIONS) {
                     shared.release_mapped_pages();
                 }
             }
-            for (origin, unit) in code_units {
-                if w.write_code_unit(origin, unit)? {
-                    report.new_code_units += 1;
-                }
-            }
-            w.flush_counts()?;
-            if w.newest > w.high_water {
-                tables::meta_put(
-                    &w.t,
-                    w.txn,
-                    tables::KNOWLEDGE_HIGH_WATER,
-                    &w.newest.to_string(),
-                )?;
-            }
-            let changed = report.new_episodes
-                + report.closed_facts
-                + report.new_supersessions
-                + report.new_code_units
-                + report.new_skill_versions
-                > 0;
-            Ok((report, changed))
+            w.finish(code_units, &mut report)?;
+            Ok((report, changed(&report)))
         })
     }
 
@@ -149,14 +113,7 @@ fn high_water(txn: &RwTxn, t: &Tables) -> Result<i64, StoreError> {
 }
 
 fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
-    let high_water = high_water(txn, &t)?;
-    let mut w = Writer {
-        txn,
-        t,
-        pending: Counts::default(),
-        high_water,
-        newest: high_water,
-    };
+    let mut w = Writer::start(txn, t)?;
     let mut report = ApplyReport::default();
     for item in &batch.items {
         report.records += 1;
@@ -166,26 +123,23 @@ fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyRepor
     for item in &batch.items {
         w.write_supersessions(item, &mut report)?;
     }
-    for (origin, unit) in &batch.code_units {
-        if w.write_code_unit(origin, unit)? {
-            report.new_code_units += 1;
-        }
-    }
-    w.flush_counts()?;
-    if w.newest > w.high_water {
-        tables::meta_put(
-            &w.t,
-            w.txn,
-            tables::KNOWLEDGE_HIGH_WATER,
-            &w.newest.to_string(),
-        )?;
-    }
+    w.finish(&batch.code_units, &mut report)?;
     Ok(report)
 }
 
-/// Chunks written between releases of the store's mapped pages (see
-/// [`crate::lmdb::SharedEnv::release_mapped_pages`]).
-const RELEASE_EVERY_CHUNKS: usize = 1;
+/// Whether a batch changed the store (and so moves its generation).
+fn changed(report: &ApplyReport) -> bool {
+    report.new_episodes
+        + report.closed_facts
+        + report.new_supersessions
+        + report.new_code_units
+        + report.new_skill_versions
+        > 0
+}
+
+/// Supersessions written between releases of the store's mapped pages (see
+/// [`crate::lmdb::SharedEnv::release_mapped_pages`]); a chunk of episodes releases them too.
+const RELEASE_EVERY_SUPERSESSIONS: usize = 1_000;
 
 /// What writing an item's supersessions reads of it: the texts and facts are written already.
 fn supersedes_only(mut item: BatchItem) -> BatchItem {
@@ -269,6 +223,42 @@ fn put_json<T: Serialize>(
 
 fn put(txn: &mut RwTxn, db: &tables::Db, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
     db.put(txn, key, value).map_err(backend)
+}
+
+impl<'a, 'e> Writer<'a, 'e> {
+    fn start(txn: &'a mut RwTxn<'e>, t: Tables) -> Result<Self, StoreError> {
+        let high_water = high_water(txn, &t)?;
+        Ok(Writer {
+            txn,
+            t,
+            pending: Counts::default(),
+            high_water,
+            newest: high_water,
+        })
+    }
+
+    /// What every batch ends with: its code units, the counters, the knowledge high-water.
+    fn finish(
+        &mut self,
+        code_units: &[(String, CodeUnit)],
+        report: &mut ApplyReport,
+    ) -> Result<(), StoreError> {
+        for (origin, unit) in code_units {
+            if self.write_code_unit(origin, unit)? {
+                report.new_code_units += 1;
+            }
+        }
+        self.flush_counts()?;
+        if self.newest > self.high_water {
+            tables::meta_put(
+                &self.t,
+                self.txn,
+                tables::KNOWLEDGE_HIGH_WATER,
+                &self.newest.to_string(),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl Writer<'_, '_> {
