@@ -11,6 +11,7 @@ pub mod index;
 pub mod ingest;
 pub mod learning;
 pub mod lmdb;
+pub mod mcp;
 pub mod model;
 pub mod query;
 pub mod recall;

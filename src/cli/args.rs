@@ -118,6 +118,8 @@ pub enum Command {
     Bench(BenchCommand),
     /// Run the explorer from a script without a terminal, writing text and SVG frames
     Headless(HeadlessArgs),
+    /// Serve the memory to an agent over the Model Context Protocol (stdio, or HTTP on loopback)
+    Mcp(McpArgs),
     /// Write N synthetic incident records as NDJSON to stdout
     Synthesize {
         #[arg(long, default_value_t = 1000)]
@@ -263,6 +265,14 @@ pub struct EvalArgs {
     pub gate: Option<PathBuf>,
     #[command(flatten)]
     pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp (a loopback address; port 0 picks one)
+    /// instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, Args)]

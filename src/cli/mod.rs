@@ -54,6 +54,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Index(a)) => commands::index::run(&ctx, a.json),
         Some(Command::Bench(b)) => commands::bench::run(&ctx, &b),
         Some(Command::Headless(a)) => commands::headless::run(&ctx, &a),
+        Some(Command::Mcp(a)) => commands::mcp::run(&ctx, &a),
         Some(Command::Synthesize { episodes, start }) => commands::synthesize::run(start, episodes),
     }
 }

@@ -55,22 +55,9 @@ pub fn excerpt(s: &str, width: usize) -> String {
 /// Pretty JSON on stdout, every string redacted again on the way out.
 pub fn print_json<T: Serialize>(value: &T) -> color_eyre::eyre::Result<()> {
     let mut value = serde_json::to_value(value)?;
-    redact_strings(&mut value);
+    strata::redact::redact_json(&mut value);
     println!("{}", serde_json::to_string_pretty(&value)?);
     Ok(())
-}
-
-fn redact_strings(value: &mut serde_json::Value) {
-    match value {
-        serde_json::Value::String(s) => {
-            if let std::borrow::Cow::Owned(clean) = strata::redact::redact(s) {
-                *s = clean;
-            }
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_strings),
-        serde_json::Value::Object(map) => map.values_mut().for_each(redact_strings),
-        _ => {}
-    }
 }
 
 pub fn opt_time(t: Option<strata::model::Timestamp>) -> String {

@@ -5,6 +5,7 @@ mod batch;
 mod error;
 mod limits;
 mod record;
+pub mod schema;
 mod source;
 mod stream;
 
@@ -101,6 +102,47 @@ pub fn prepare_text_within(
             Err(field_errors) => errors.extend(located(&origin, field_errors)),
         }
     });
+    if errors.is_empty() {
+        Ok(builder.finish())
+    } else {
+        Err(IngestFailure::Invalid(errors))
+    }
+}
+
+/// One incident record sent whole (the MCP server's `record_incident`), its code units
+/// optionally beside it under `code_units`; validated and batched exactly like a file's
+/// records, every error named by `origin` and field.
+pub fn prepare_record(
+    origin: &str,
+    record: &serde_json::Map<String, serde_json::Value>,
+    now: Timestamp,
+    limits: &RecordLimits,
+) -> Result<Prepared, IngestFailure> {
+    let mut builder = BatchBuilder::new();
+    let mut errors = Vec::new();
+    let mut incident = record.clone();
+    if let Some(units) = incident.remove("code_units") {
+        let units = serde_json::json!({ "code_units": units });
+        match record::code_units_record(&units, limits) {
+            Some(Ok(units)) => {
+                for (field, unit) in units {
+                    if let Err(e) = builder.push_code_unit(origin.to_string(), field, unit) {
+                        errors.push(e);
+                    }
+                }
+            }
+            Some(Err(field_errors)) => errors.extend(located(origin, field_errors)),
+            None => {}
+        }
+    }
+    match parse_record_within(&serde_json::Value::Object(incident), limits) {
+        Ok(draft) => {
+            if let Err(e) = builder.push(origin.to_string(), draft, now) {
+                errors.push(e);
+            }
+        }
+        Err(field_errors) => errors.extend(located(origin, field_errors)),
+    }
     if errors.is_empty() {
         Ok(builder.finish())
     } else {

@@ -27,7 +27,7 @@ pub const RECORD_FIELDS: &[&str] = &[
     "provenance",
     "skills",
 ];
-const SKILL_FIELDS: &[&str] = &["name", "trigger_entities", "steps", "succeeded"];
+pub(crate) const SKILL_FIELDS: &[&str] = &["name", "trigger_entities", "steps", "succeeded"];
 /// Fields of a skill file entry (`strata skill add`).
 pub const SKILL_FILE_FIELDS: &[&str] = &[
     "name",
@@ -38,14 +38,14 @@ pub const SKILL_FILE_FIELDS: &[&str] = &[
     "succeeded",
     "last_used",
 ];
-const EDGE_FIELDS: &[&str] = &["entity_type", "entity_ref", "t_valid", "t_invalid"];
-const SUPERSEDES_FIELDS: &[&str] = &[
+pub(crate) const EDGE_FIELDS: &[&str] = &["entity_type", "entity_ref", "t_valid", "t_invalid"];
+pub(crate) const SUPERSEDES_FIELDS: &[&str] = &[
     "incident_fingerprint",
     "entity_type",
     "entity_ref",
     "t_invalid",
 ];
-const PROVENANCE_FIELDS: &[&str] = &["source", "status", "confidence_score"];
+pub(crate) const PROVENANCE_FIELDS: &[&str] = &["source", "status", "confidence_score"];
 
 pub const DEFAULT_SOURCE: &str = "ingest";
 pub const DEFAULT_STATUS: &str = "concluded";
@@ -621,7 +621,7 @@ pub fn parse_skill(
     })
 }
 
-const CODE_UNIT_FIELDS: &[&str] = &["repo", "path", "service"];
+pub(crate) const CODE_UNIT_FIELDS: &[&str] = &["repo", "path", "service"];
 
 /// A `{"code_units": [{"repo", "path", "service"}]}` record, or `None` for an episode record.
 #[allow(clippy::type_complexity)]

@@ -114,6 +114,20 @@ pub fn configure(extra: &[(String, String)]) -> Result<(), RedactError> {
     Ok(())
 }
 
+/// Redacts every string in a JSON value, in place (what leaves Strata as JSON).
+pub fn redact_json(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => {
+            if let Cow::Owned(clean) = redact(s) {
+                *s = clean;
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(map) => map.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
 /// Redacts with the process-wide [`Redactor`]: the built-in patterns, plus any
 /// [`configure`]d ones.
 pub fn redact(text: &str) -> Cow<'_, str> {

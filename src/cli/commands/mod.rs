@@ -18,6 +18,7 @@ pub mod ingest;
 pub mod launch;
 pub mod lesson;
 pub mod lineage;
+pub mod mcp;
 pub mod recall;
 pub mod skills;
 pub mod stats;

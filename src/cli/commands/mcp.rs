@@ -1,0 +1,48 @@
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use color_eyre::eyre::Result;
+
+use crate::cli::args::McpArgs;
+use crate::cli::context::Context;
+use strata::explorer::live::LiveRecall;
+use strata::mcp::{self, Clock, Memory, MemoryServer};
+
+pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
+    let store = ctx.open_store()?;
+    let generation = store.generation().ok();
+    let stack = ctx.open_recall(store.clone());
+    let clock = if ctx.now_is_live() {
+        Clock::Wall
+    } else {
+        // A fixed --now is a knowledge time every write records: refused when far ahead.
+        Clock::Fixed(ctx.knowledge_time()?)
+    };
+    let server = MemoryServer::new(Memory {
+        describe: store.describe(),
+        store,
+        recall: Arc::new(LiveRecall::new(stack, generation)),
+        clock,
+        limits: ctx.config.ingest,
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let served = runtime.block_on(async {
+        match args.http {
+            None => mcp::serve_stdio(server).await,
+            Some(addr) => {
+                mcp::serve_http(server, addr, |bound| {
+                    // Not through say!: redaction would mask the address, and it is ours.
+                    eprintln!("strata mcp: listening on http://{bound}{}", mcp::HTTP_PATH);
+                })
+                .await
+            }
+        }
+    });
+    // A recall leg that timed out may still be blocked in I/O: do not wait for it.
+    runtime.shutdown_background();
+    served?;
+    Ok(ExitCode::SUCCESS)
+}

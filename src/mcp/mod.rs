@@ -1,0 +1,93 @@
+//! `strata mcp`: the memory as a Model Context Protocol server, the way agent hosts are given a
+//! memory tool. Built on the official Rust SDK (`rmcp`); stdio by default, streamable HTTP on a
+//! loopback address on request. A long-lived process on the same store as the explorer and the
+//! CLI: it reads what they write and they see what it records.
+
+pub mod params;
+pub mod resources;
+pub mod server;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+pub use server::{Clock, Memory, MemoryServer};
+
+/// The path the HTTP transport serves.
+pub const HTTP_PATH: &str = "/mcp";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0} is not a loopback address; the MCP server has no authentication, so it listens on 127.0.0.1 or ::1 only")]
+    NotLoopback(SocketAddr),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("the MCP session could not start: {0}")]
+    Start(String),
+    #[error("the MCP server stopped: {0}")]
+    Stopped(String),
+}
+
+/// Serves one session over stdin/stdout until the host closes it. Nothing else may write to
+/// stdout meanwhile: logs go to the data directory's log file.
+pub async fn serve_stdio(server: MemoryServer) -> Result<(), ServeError> {
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| ServeError::Start(e.to_string()))?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Stopped(e.to_string()))?;
+    Ok(())
+}
+
+/// Serves streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM; `ready` is told the
+/// address actually bound (port 0 picks one).
+pub async fn serve_http(
+    server: MemoryServer,
+    addr: SocketAddr,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), ServeError> {
+    if !addr.ip().is_loopback() {
+        return Err(ServeError::NotLoopback(addr));
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service(HTTP_PATH, service);
+    ready(bound);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown())
+        .await
+        .map_err(|e| ServeError::Stopped(e.to_string()))
+}
+
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = interrupt => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = interrupt.await;
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! The tools and resources. Every tool reads or appends; none deletes or rewrites (history
+//! is closed, never removed). Everything returned is redacted on the way out.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::params::{
+    ArgumentError, CodeParams, CodeQuery, EpisodeParams, RecallParams, SkillsParams,
+    TimelineParams,
+};
+use super::resources::{self, ResourceUri};
+use crate::explorer::live::{LiveRecall, Report};
+use crate::ingest::{self, IngestFailure, RecordLimits};
+use crate::learning::skill::current;
+use crate::model::Timestamp;
+use crate::recall::RecallRequest;
+use crate::store::MemoryStore;
+
+/// What time a call is answered at, and what knowledge time a write records.
+#[derive(Clone, Copy, Debug)]
+pub enum Clock {
+    /// The machine's clock, read at each call.
+    Wall,
+    /// `--now`: the same time for every call (tests, demos, replays).
+    Fixed(Timestamp),
+}
+
+impl Clock {
+    pub fn now(self) -> Timestamp {
+        match self {
+            Clock::Wall => Timestamp::now(),
+            Clock::Fixed(t) => t,
+        }
+    }
+}
+
+/// The memory the server answers from: the store, recall over it, and the rules for writes.
+pub struct Memory {
+    pub store: Arc<dyn MemoryStore>,
+    pub recall: Arc<LiveRecall>,
+    pub clock: Clock,
+    pub limits: RecordLimits,
+    /// Where the store is, for the summary (credentials masked).
+    pub describe: String,
+}
+
+#[derive(Clone)]
+pub struct MemoryServer {
+    memory: Arc<Memory>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// A tool's answer: JSON (redacted) as structured content and as text.
+fn answer<T: Serialize>(value: &T) -> Result<CallToolResult, ErrorData> {
+    let mut value = serde_json::to_value(value)
+        .map_err(|e| ErrorData::internal_error(format!("cannot encode the answer: {e}"), None))?;
+    crate::redact::redact_json(&mut value);
+    Ok(CallToolResult::structured(value))
+}
+
+/// A tool error the caller can act on: what was wrong, field by field. Nothing was written.
+fn refusal(message: &str, errors: Value) -> CallToolResult {
+    let mut value = json!({ "error": message, "errors": errors });
+    crate::redact::redact_json(&mut value);
+    CallToolResult::structured_error(value)
+}
+
+fn argument(e: ArgumentError) -> CallToolResult {
+    refusal(
+        &e.to_string(),
+        json!([{ "field": e.field, "message": e.message }]),
+    )
+}
+
+fn failed(what: &str, e: impl std::fmt::Display) -> CallToolResult {
+    refusal(&format!("{what}: {e}"), json!([]))
+}
+
+/// Runs store I/O off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("the store call stopped: {e}"), None))
+}
+
+/// Unwraps a checked argument or returns the tool error naming it.
+macro_rules! checked {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Ok(argument(e)),
+        }
+    };
+}
+
+#[tool_router]
+impl MemoryServer {
+    pub fn new(memory: Memory) -> Self {
+        MemoryServer {
+            memory: Arc::new(memory),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    fn now(&self) -> Timestamp {
+        self.memory.clock.now()
+    }
+
+    /// Recall past incidents like this one: semantic kNN, BM25 and a graph walk from the
+    /// entities, fused by Reciprocal Rank Fusion. Returns each result with every leg's rank,
+    /// each leg's status and latency, and skills the results suggest. No LLM is involved.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn recall(
+        &self,
+        Parameters(params): Parameters<RecallParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let args = checked!(params.check(self.now()));
+        let live = &self.memory.recall;
+        // Bounded like the explorer's: past the bound, recall answers from the indexes as
+        // they stand, and the catch-up finishes on its own.
+        let catch_up = live.catch_up(self.memory.store.clone(), quiet_report());
+        let _ = tokio::time::timeout(live.stack.engine.timeout, catch_up).await;
+        let request = RecallRequest {
+            text: args.query,
+            entities: args.entities,
+            as_of: args.as_of,
+            k: args.k,
+            legs: args.legs,
+            fusion: args.fusion,
+        };
+        let response = live.stack.engine.recall(&request).await;
+        answer(&response)
+    }
+
+    /// Record one concluded incident (the `strata ingest` record format, fields at the top
+    /// level; `code_units` may ride along). Validated exactly like `strata ingest`: an error
+    /// names the field and what was expected, and nothing is written. Sending the same record
+    /// again changes nothing. A record that supersedes an earlier one closes its facts and
+    /// writes lineage; nothing is ever deleted.
+    #[tool(
+        input_schema = rmcp::handler::server::common::schema_for_type::<ingest::schema::IncidentRecord>(),
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn record_incident(
+        &self,
+        Parameters(record): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let now = self.now();
+        let memory = self.memory.clone();
+        let written = blocking(move || {
+            let prepared = ingest::prepare_record("record_incident", &record, now, &memory.limits)?;
+            ingest::write(memory.store.as_ref(), &prepared.batch)
+        })
+        .await?;
+        match written {
+            Ok(applied) => {
+                tracing::info!(new = applied.new_episodes, "record_incident");
+                answer(&applied)
+            }
+            Err(IngestFailure::Invalid(errors)) => {
+                let listed: Vec<Value> = errors
+                    .iter()
+                    .map(|e| json!({ "field": e.field, "message": e.message }))
+                    .collect();
+                let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                Ok(refusal(
+                    &format!(
+                        "{}\nrejected; nothing was written",
+                        lines.join("\n")
+                    ),
+                    Value::Array(listed),
+                ))
+            }
+            Err(other) => Ok(failed("nothing was written", other)),
+        }
+    }
+
+    /// The episode's facts (MENTIONS, RESOLVED_BY) true at valid time V as known at
+    /// knowledge time K, each with its interval, state and what superseded it.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn facts(
+        &self,
+        Parameters(params): Parameters<EpisodeParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let as_of = checked!(params.as_of(self.now()));
+        let store = self.memory.store.clone();
+        match blocking(move || crate::query::facts_as_of(store.as_ref(), &params.fingerprint, as_of))
+            .await?
+        {
+            Ok(report) => answer(&report),
+            Err(e) => Ok(failed("facts", e)),
+        }
+    }
+
+    /// The supersession lineage of an episode as known at knowledge time K: what it closed,
+    /// and what later closed it.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn lineage(
+        &self,
+        Parameters(params): Parameters<EpisodeParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let as_of = checked!(params.as_of(self.now()));
+        let store = self.memory.store.clone();
+        match blocking(move || {
+            crate::query::lineage(store.as_ref(), &params.fingerprint, as_of.known_at)
+        })
+        .await?
+        {
+            Ok(chain) => answer(&chain),
+            Err(e) => Ok(failed("lineage", e)),
+        }
+    }
+
+    /// The Reflexion lesson of a concluded episode as of (V, K): what happened, what fixed
+    /// it, and whether a later incident superseded it.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn lesson(
+        &self,
+        Parameters(params): Parameters<EpisodeParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let as_of = checked!(params.as_of(self.now()));
+        let store = self.memory.store.clone();
+        match blocking(move || {
+            crate::query::lesson_as_of(store.as_ref(), &params.fingerprint, as_of)
+        })
+        .await?
+        {
+            Ok(view) => answer(&view),
+            Err(e) => Ok(failed("lesson", e)),
+        }
+    }
+
+    /// Runbooks (skills) current at knowledge time K, optionally only those an entity triggers.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn skills(
+        &self,
+        Parameters(params): Parameters<SkillsParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let entity = checked!(params.entity());
+        let known_at = checked!(params.known_at(self.now()));
+        let store = self.memory.store.clone();
+        match blocking(move || store.skills()).await? {
+            Ok(versions) => {
+                let mut shown = if params.all {
+                    versions
+                        .into_iter()
+                        .filter(|s| s.recorded_at <= known_at)
+                        .collect::<Vec<_>>()
+                } else {
+                    current(&versions, known_at)
+                };
+                if let Some(entity) = &entity {
+                    shown.retain(|s| s.trigger_entities.contains(entity));
+                }
+                answer(&json!({ "count": shown.len(), "skills": shown }))
+            }
+            Err(e) => Ok(failed("skills", e)),
+        }
+    }
+
+    /// Episodes, newest first, optionally only those about an entity or known at K.
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn timeline(
+        &self,
+        Parameters(params): Parameters<TimelineParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let query = checked!(params.query());
+        let store = self.memory.store.clone();
+        match blocking(move || store.timeline(&query)).await? {
+            Ok(episodes) => answer(&json!({ "count": episodes.len(), "episodes": episodes })),
+            Err(e) => Ok(failed("timeline", e)),
+        }
+    }
+
+    /// Code units (repo, path, the owning service, the vector point id `embedding_ref`) of a
+    /// service, of one embedding_ref, or of the services an episode implicated as of (V, K).
+    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    async fn code(
+        &self,
+        Parameters(params): Parameters<CodeParams>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let query = checked!(params.query(self.now()));
+        let store = self.memory.store.clone();
+        let found = blocking(move || -> Result<_, String> {
+            match query {
+                CodeQuery::Service(s) => store.code_units_of_service(&s).map_err(|e| e.to_string()),
+                CodeQuery::EmbeddingRef(r) => match store.code_unit(&r) {
+                    Ok(Some(u)) => Ok(vec![u]),
+                    Ok(None) => Err(format!("no code unit has embedding_ref {r:?}")),
+                    Err(e) => Err(e.to_string()),
+                },
+                CodeQuery::Episode(fp, as_of) => match store.episode(&fp) {
+                    Ok(Some(_)) => store
+                        .episode_code_units(&fp, &as_of)
+                        .map_err(|e| e.to_string()),
+                    Ok(None) => Err(format!("no episode with fingerprint {fp:?}")),
+                    Err(e) => Err(e.to_string()),
+                },
+            }
+        })
+        .await?;
+        match found {
+            Ok(units) => answer(&json!({ "count": units.len(), "code_units": units })),
+            Err(e) => Ok(failed("code", e)),
+        }
+    }
+}
+
+fn quiet_report() -> Report {
+    Report {
+        progress: Box::new(|_, _| {}),
+        done: Box::new(|caught_up| {
+            for problem in caught_up.problems {
+                tracing::warn!(%problem, "recall index catch-up");
+            }
+        }),
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for MemoryServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("strata", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Strata: the bi-temporal memory of an incident-response agent. `recall` finds past \
+             incidents like the current one (no LLM on the path); `record_incident` records a \
+             concluded one; `facts`, `lineage`, `lesson`, `skills`, `timeline` and `code` read \
+             memory as of a valid time and a knowledge time. Nothing is ever deleted.",
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let store = self.memory.store.clone();
+        let listed = blocking(move || resources::listed(store.as_ref())).await?;
+        listed
+            .map(ListResourcesResult::with_all_items)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(resources::EPISODE_TEMPLATE, "episode")
+                .with_description(
+                    "One episode by incident_fingerprint (percent-encoded), with its facts as \
+                     known now",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.clone();
+        let Some(what) = ResourceUri::parse(&uri) else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource {uri:?}; expected {} or {}",
+                    resources::SUMMARY_URI,
+                    resources::EPISODE_TEMPLATE
+                ),
+                None,
+            ));
+        };
+        let memory = self.memory.clone();
+        let now = self.now();
+        let read = blocking(move || resources::read(&memory, &what, now)).await?;
+        match read {
+            Ok(Some(mut value)) => {
+                crate::redact::redact_json(&mut value);
+                Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                    vec![ResourceContents::text(value.to_string(), uri).with_mime_type("application/json")],
+                )))
+            }
+            Ok(None) => Err(ErrorData::resource_not_found(
+                format!("no episode for {uri:?}"),
+                None,
+            )),
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+/// Resources a host may attach, as listed: the summary and the newest episodes.
+pub(super) fn resource(uri: String, name: String, description: String) -> Resource {
+    Resource::new(uri, name)
+        .with_description(description)
+        .with_mime_type("application/json")
+}
