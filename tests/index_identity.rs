@@ -116,3 +116,34 @@ fn a_store_restored_under_an_index_that_is_ahead_of_it_gets_it_rebuilt() {
         "episodes the store no longer has are gone from the index: {fps:?}"
     );
 }
+
+#[test]
+fn a_new_text_index_is_not_rebuilt_by_the_next_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, records("NEW", "quokka ledger stalled", 5)).unwrap();
+    let out = strata(
+        dir.path(),
+        &[
+            "--now",
+            "2026-11-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, first) = recall(dir.path(), "quokka ledger");
+    assert!(
+        first.contains("building the text index for the first time"),
+        "{first}"
+    );
+    for _ in 0..2 {
+        let (found, said) = recall(dir.path(), "quokka ledger");
+        assert_eq!(found.len(), 5);
+        assert!(
+            !said.contains("rebuilding"),
+            "a second process rebuilt the index: {said}"
+        );
+    }
+}

@@ -344,6 +344,16 @@ pub struct LineageArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
+    /// `recall` over the MCP server's stdio against the same recall in-process (JSON)
+    Mcp {
+        #[arg(long, default_value_t = 10_000)]
+        episodes: usize,
+        #[arg(long, default_value_t = 200)]
+        queries: usize,
+        /// Where to build the store and the indexes [default: a temporary directory]
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Per-leg and fused recall latency over generated memories (JSON)
     Recall {
         #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000])]

@@ -268,9 +268,15 @@ impl Bm25Index {
         let mut commit = writer.prepare_commit().map_err(|e| self.err(&e))?;
         let payload = serde_json::to_string(newest).map_err(|e| self.err(&e))?;
         commit.set_payload(&payload);
-        commit.commit().map_err(|e| self.err(&e))?;
+        let opstamp = commit.commit().map_err(|e| self.err(&e))?;
         drop(writer);
-        self.refresh().map(|_| ())
+        // Not through refresh(): a new index's first commit keeps opstamp 0, so refresh would
+        // see nothing new and a later commit would write the stale payload (no store_id),
+        // making the next process rebuild the index as "built from another store".
+        self.reader.reload().map_err(|e| self.err(&e))?;
+        let mut seen = self.seen.lock().map_err(|e| self.err(&e))?;
+        *seen = (opstamp, newest.clone());
+        Ok(())
     }
 
     /// Records which store a new, empty index is for.

@@ -21,7 +21,9 @@ pub const HTTP_PATH: &str = "/mcp";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("{0} is not a loopback address; the MCP server has no authentication, so it listens on 127.0.0.1 or ::1 only")]
+    #[error(
+        "{0} is not a loopback address; the MCP server has no authentication, so it listens on 127.0.0.1 or ::1 only"
+    )]
     NotLoopback(SocketAddr),
     #[error("cannot listen on {addr}: {source}")]
     Bind {

@@ -14,7 +14,11 @@ const EPISODE_PREFIX: &str = "strata://episode/";
 /// Episodes listed as resources, newest first; any other is read through the template.
 const LISTED_EPISODES: usize = 50;
 /// Unreserved characters stay as they are; everything else is percent-encoded.
-const FINGERPRINT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+const FINGERPRINT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 pub enum ResourceUri {
     Summary,
@@ -56,7 +60,11 @@ pub fn listed(store: &dyn MemoryStore) -> Result<Vec<Resource>, StoreError> {
     for e in newest {
         let name = crate::redact::redact(&e.incident_fingerprint).into_owned();
         let summary = crate::redact::redact(&e.summary_nl).into_owned();
-        out.push(resource(episode_uri(&e.incident_fingerprint), name, summary));
+        out.push(resource(
+            episode_uri(&e.incident_fingerprint),
+            name,
+            summary,
+        ));
     }
     Ok(out)
 }
@@ -103,7 +111,13 @@ mod tests {
 
     #[test]
     fn an_episode_uri_round_trips_any_fingerprint() {
-        for fp in ["INC-1", "a/b c", "it's \"quoted\" ?#&=", "ünï", "x\u{1b}[31m"] {
+        for fp in [
+            "INC-1",
+            "a/b c",
+            "it's \"quoted\" ?#&=",
+            "ünï",
+            "x\u{1b}[31m",
+        ] {
             let uri = episode_uri(fp);
             assert!(!uri.contains(' ') && !uri.contains('#') && !uri.contains('\u{1b}'));
             match ResourceUri::parse(&uri) {

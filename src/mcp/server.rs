@@ -16,8 +16,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::params::{
-    ArgumentError, CodeParams, CodeQuery, EpisodeParams, RecallParams, SkillsParams,
-    TimelineParams,
+    ArgumentError, CodeParams, CodeQuery, EpisodeParams, RecallParams, SkillsParams, TimelineParams,
 };
 use super::resources::{self, ResourceUri};
 use crate::explorer::live::{LiveRecall, Report};
@@ -182,10 +181,7 @@ impl MemoryServer {
                     .collect();
                 let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
                 Ok(refusal(
-                    &format!(
-                        "{}\nrejected; nothing was written",
-                        lines.join("\n")
-                    ),
+                    &format!("{}\nrejected; nothing was written", lines.join("\n")),
                     Value::Array(listed),
                 ))
             }
@@ -202,8 +198,10 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let as_of = checked!(params.as_of(self.now()));
         let store = self.memory.store.clone();
-        match blocking(move || crate::query::facts_as_of(store.as_ref(), &params.fingerprint, as_of))
-            .await?
+        match blocking(move || {
+            crate::query::facts_as_of(store.as_ref(), &params.fingerprint, as_of)
+        })
+        .await?
         {
             Ok(report) => answer(&report),
             Err(e) => Ok(failed("facts", e)),
@@ -403,7 +401,10 @@ impl ServerHandler for MemoryServer {
             Ok(Some(mut value)) => {
                 crate::redact::redact_json(&mut value);
                 Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
-                    vec![ResourceContents::text(value.to_string(), uri).with_mime_type("application/json")],
+                    vec![
+                        ResourceContents::text(value.to_string(), uri)
+                            .with_mime_type("application/json"),
+                    ],
                 )))
             }
             Ok(None) => Err(ErrorData::resource_not_found(

@@ -71,6 +71,11 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             Duration::from_millis(*reader_interval_ms),
             dir.as_deref(),
         ),
+        BenchCommand::Mcp {
+            episodes,
+            queries,
+            dir,
+        } => super::bench_mcp::run(ctx, *episodes, *queries, dir.as_deref()),
         BenchCommand::BigFile { mib, dir } => super::bench_big_file::run(ctx, *mib, dir.as_deref()),
         BenchCommand::Embed { queries, batch } => {
             super::bench_recall::run_embed(ctx, *queries, *batch)

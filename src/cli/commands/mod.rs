@@ -3,6 +3,7 @@ pub mod bench_big_file;
 pub mod bench_concurrent;
 pub mod bench_explorer;
 pub mod bench_live;
+pub mod bench_mcp;
 pub mod bench_recall;
 pub mod bench_server;
 pub mod bench_vectors;

@@ -1,0 +1,256 @@
+//! `strata mcp` driven by a real MCP client, the Python `mcp` SDK (installed by
+//! scripts/install-mcp-client; the test command exports STRATA_TEST_MCP_PYTHON), over stdio
+//! and over streamable HTTP; and the explorer, in this process, showing what the client
+//! recorded while the server runs.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const NOW: &str = "2026-12-01T00:00:00Z";
+const A_KNOWN: &str = "2026-11-25T00:00:00Z";
+
+/// The client's Python, or `None` (the test then says it skipped) when it is not installed.
+fn python() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("STRATA_TEST_MCP_PYTHON") {
+        return Some(PathBuf::from(p));
+    }
+    let home = std::env::var_os("STRATA_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/share/strata")))?;
+    let p = home.join("mcp-client/bin/python");
+    p.exists().then_some(p)
+}
+
+/// A store holding INC-A, recorded by the CLI at A_KNOWN (`store`: `--store URL` and such).
+fn store_with_incident_a(store: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let a = json!({
+        "incident_fingerprint": "INC-A",
+        "summary_nl": "checkout errors: connection pool exhausted under load",
+        "resolution_nl": "raised the checkout pool size to 32",
+        "concluded_at": "2026-11-20T12:00:00Z",
+        "t_valid": "2026-11-20T09:00:00Z",
+        "mentions": [{"entity_type": "service", "entity_ref": "checkout"}],
+        "resolved_by": [{"entity_type": "change", "entity_ref": "pool-size-32"}],
+    });
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, a.to_string()).unwrap();
+    let mut args = store.to_vec();
+    args.extend(["--now", A_KNOWN, "ingest", file.to_str().unwrap()]);
+    let out = common::strata(dir.path(), &args);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    dir
+}
+
+fn client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py")
+}
+
+fn run_client(python: &Path, args: &[&str]) -> Value {
+    let out = Command::new(python)
+        .arg(client_script())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed:\n{}\n{}",
+        common::stdout(&out),
+        common::stderr(&out)
+    );
+    let stdout = common::stdout(&out);
+    eprintln!("client: {}", stdout.trim());
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no summary from the client ({e}):\n{stdout}"))
+}
+
+fn check_summary(summary: &Value) {
+    let before: Vec<&str> = summary["recall_before"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    let after: Vec<&str> = summary["recall_after"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    assert!(
+        before.contains(&"INC-A") && !before.contains(&"INC-B"),
+        "{summary}"
+    );
+    assert!(after.contains(&"INC-B"), "{summary}");
+    assert_ne!(summary["fact_state_before"], summary["fact_state_after"]);
+}
+
+#[test]
+fn a_python_mcp_client_over_stdio_records_recalls_and_reads_as_of() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let data = store_with_incident_a(&[]);
+    let summary = run_client(
+        &python,
+        &[
+            "stdio",
+            env!("CARGO_BIN_EXE_strata"),
+            data.path().to_str().unwrap(),
+            "scenario",
+        ],
+    );
+    check_summary(&summary);
+    // What the client recorded is the CLI's too, in another process.
+    let out = common::strata(data.path(), &["--now", NOW, "lineage", "INC-B", "--json"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert!(common::stdout(&out).contains("INC-A"));
+    let log = std::fs::read_to_string(data.path().join("strata.log")).unwrap();
+    assert!(
+        log.contains("record_incident"),
+        "the server logs to the data dir:\n{log}"
+    );
+}
+
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(data: &Path) -> HttpServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+            .env("STRATA_EMBEDDER", "hash")
+            .arg("--data")
+            .arg(data)
+            .args(["--now", NOW, "mcp", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut seen = String::new();
+        for line in BufReader::new(stderr).lines() {
+            let line = line.unwrap();
+            seen.push_str(&line);
+            seen.push('\n');
+            if let Some(url) = line.strip_prefix("strata mcp: listening on ") {
+                return HttpServer {
+                    child,
+                    url: url.trim().to_string(),
+                };
+            }
+            assert!(Instant::now() < deadline, "no address in time:\n{seen}");
+        }
+        panic!("the server stopped before listening:\n{seen}");
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn over_http_the_explorer_shows_what_the_client_recorded_while_the_server_runs() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let data = store_with_incident_a(&[]);
+    let mut explorer = common::explorer(data.path(), 120, 40);
+    let first = common::play(&mut explorer, "WaitIdle\n");
+    assert!(
+        first.contains("INC-A") && !first.contains("INC-B"),
+        "{first}"
+    );
+
+    let server = HttpServer::start(data.path());
+    assert!(
+        server.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let summary = run_client(&python, &["http", &server.url, "scenario"]);
+    check_summary(&summary);
+
+    // The server is still running; the explorer follows the store and shows INC-B.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let screen = common::play(&mut explorer, "WaitIdle\n");
+        if screen.contains("INC-B") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the explorer never showed INC-B:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(server);
+}
+
+#[test]
+fn the_http_transport_refuses_an_address_off_loopback() {
+    let data = tempfile::tempdir().unwrap();
+    let out = common::strata(data.path(), &["mcp", "--http", "0.0.0.0:0"]);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(err.contains("not a loopback address"), "{err}");
+}
+
+#[test]
+fn on_falkordb_the_same_client_scenario_holds() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let graph = format!("mcp_{}", std::process::id());
+    let url = format!("falkordb://{}/{graph}", common::falkordb::address());
+    let store = ["--store", url.as_str()];
+    let data = store_with_incident_a(&store);
+    let mut args = vec![
+        "stdio",
+        env!("CARGO_BIN_EXE_strata"),
+        data.path().to_str().unwrap(),
+        "scenario",
+    ];
+    args.extend(store);
+    let summary = run_client(&python, &args);
+    check_summary(&summary);
+    let out = common::strata(data.path(), &["--store", &url, "check"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+}
+
+#[test]
+fn recall_fails_open_when_the_vector_server_is_down() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let data = store_with_incident_a(&[]);
+    let dead = format!("qdrant://127.0.0.1:{}", common::falkordb::free_port());
+    let summary = run_client(
+        &python,
+        &[
+            "stdio",
+            env!("CARGO_BIN_EXE_strata"),
+            data.path().to_str().unwrap(),
+            "fail-open",
+            "--vectors",
+            &dead,
+        ],
+    );
+    assert_eq!(summary["legs"]["bm25"], "ok", "{summary}");
+}
