@@ -126,7 +126,7 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(data: &Path) -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        let child = Command::new(env!("CARGO_BIN_EXE_strata"))
             .env("STRATA_EMBEDDER", "hash")
             .arg("--data")
             .arg(data)
@@ -136,22 +136,33 @@ impl HttpServer {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = child.stderr.take().unwrap();
+        // Owned by the guard first, so that any failure below kills and reaps it.
+        let mut server = HttpServer {
+            child,
+            url: String::new(),
+        };
+        let stderr = server.child.stderr.take().unwrap();
+        // Drained to the end on its own thread: a closed pipe would fail the server's next
+        // line on stderr.
+        let (lines, seen_lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = lines.send(line);
+            }
+        });
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut seen = String::new();
-        for line in BufReader::new(stderr).lines() {
-            let line = line.unwrap();
+        while let Ok(line) =
+            seen_lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
             seen.push_str(&line);
             seen.push('\n');
             if let Some(url) = line.strip_prefix("strata mcp: listening on ") {
-                return HttpServer {
-                    child,
-                    url: url.trim().to_string(),
-                };
+                server.url = url.trim().to_string();
+                return server;
             }
-            assert!(Instant::now() < deadline, "no address in time:\n{seen}");
         }
-        panic!("the server stopped before listening:\n{seen}");
+        panic!("the server did not listen in time:\n{seen}");
     }
 }
 
@@ -253,4 +264,25 @@ fn recall_fails_open_when_the_vector_server_is_down() {
         ],
     );
     assert_eq!(summary["legs"]["bm25"], "ok", "{summary}");
+}
+
+#[test]
+fn with_vectors_on_qdrant_the_same_client_scenario_holds() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let Some(qdrant) = common::qdrant::url() else {
+        return;
+    };
+    let vectors = ["--vectors", qdrant.as_str()];
+    let data = store_with_incident_a(&vectors);
+    let mut args = vec![
+        "stdio",
+        env!("CARGO_BIN_EXE_strata"),
+        data.path().to_str().unwrap(),
+        "scenario",
+    ];
+    args.extend(vectors);
+    check_summary(&run_client(&python, &args));
 }
