@@ -44,6 +44,21 @@ pub enum StoreError {
         free_bytes: Option<u64>,
         message: String,
     },
+    /// A batch too large for one query stopped part way through its chunks: what was written
+    /// stays (it is valid memory), and running the same file again completes it.
+    #[error(
+        "partial ingest of {file} into {store}: {written} of {chunks} chunks ({records} records) \
+         were written before this stopped it: {cause}. Nothing written is lost or wrong; run the \
+         same file again to complete it (`strata check` lists partial ingests)"
+    )]
+    Partial {
+        store: String,
+        file: String,
+        records: usize,
+        chunks: usize,
+        written: usize,
+        cause: String,
+    },
     #[error("store backend error: {0}")]
     Backend(String),
     #[error("corrupt record in {table} at key {key:?}: {message}")]

@@ -90,6 +90,21 @@ pub struct ApplyReport {
     pub new_code_units: usize,
 }
 
+impl ApplyReport {
+    /// Adds what another part of the same batch did.
+    pub fn add(&mut self, other: &ApplyReport) {
+        self.records += other.records;
+        self.new_episodes += other.new_episodes;
+        self.unchanged_episodes += other.unchanged_episodes;
+        self.new_entities += other.new_entities;
+        self.new_facts += other.new_facts;
+        self.closed_facts += other.closed_facts;
+        self.new_supersessions += other.new_supersessions;
+        self.new_skill_versions += other.new_skill_versions;
+        self.new_code_units += other.new_code_units;
+    }
+}
+
 impl EpisodeDraft {
     /// The first field in which `new` differs from this stored draft, for rejection messages.
     pub fn first_difference(&self, new: &EpisodeDraft) -> &'static str {

@@ -349,6 +349,25 @@ pub const LINEAGE_STEP_FORWARDS: &str = concat!(
     lineage_columns!()
 );
 
+/// A batch too large for one query is written in chunks under a `(:StrataIngest)` marker,
+/// keyed by the batch's digest: `partial` until its last chunk is written.
+pub const INGEST_STARTED: &str = "\
+MERGE (i:StrataIngest {digest: $digest}) ON CREATE SET i.started_at = $at \
+SET i.status = 'partial', i.file = $file, i.records = $records, i.chunks = $chunks, \
+    i.written = 0, i.attempt_at = $at \
+RETURN i.digest";
+
+pub const INGEST_PROGRESS: &str = "\
+MATCH (i:StrataIngest {digest: $digest}) SET i.written = $written RETURN i.digest";
+
+pub const INGEST_COMPLETE: &str = "\
+MATCH (i:StrataIngest {digest: $digest}) \
+SET i.status = 'complete', i.written = i.chunks, i.finished_at = $at RETURN i.digest";
+
+pub const CHECK_PARTIAL_INGESTS: &str = "\
+MATCH (i:StrataIngest {status: 'partial'}) \
+RETURN i.file, i.records, i.chunks, i.written, i.started_at ORDER BY i.started_at, i.file";
+
 #[cfg(test)]
 mod tests {
     /// This file up to its tests: every template, nothing else.
@@ -369,8 +388,8 @@ mod tests {
     }
 
     /// Every label and relationship type a template spells is one of the model's, or one of
-    /// the two nodes Strata keeps about the graph itself: the store's meta node and the
-    /// vector index's.
+    /// the nodes Strata keeps about the graph itself: the store's meta node, the vector
+    /// index's, and the markers of chunked ingests.
     #[test]
     fn labels_and_types_come_from_the_model() {
         let allowed = [
@@ -383,6 +402,7 @@ mod tests {
             "CodeUnit",
             "StrataVectorIndex",
             "StrataMeta",
+            "StrataIngest",
         ];
         let text = templates();
         let mut seen = 0;

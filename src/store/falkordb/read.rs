@@ -401,6 +401,18 @@ impl MemoryStore for FalkorStore {
                 r.string(3)?,
             ));
         }
+        for r in self.query(cypher::CHECK_PARTIAL_INGESTS, &[])?.iter() {
+            let file = r.opt_string(0)?.unwrap_or_default();
+            problems.push(format!(
+                "the ingest of {file:?} ({} records) is partial: {} of {} chunks were written \
+                 (started {}); run `strata ingest` on the same file again to complete it",
+                r.int(1)?,
+                r.int(3)?,
+                r.int(2)?,
+                r.opt_time(4)?
+                    .map_or_else(|| "-".to_string(), |t| t.to_string()),
+            ));
+        }
         Ok(IntegrityReport {
             checked_episodes: stats.episodes,
             checked_facts: stats.mentions + stats.resolved_by,

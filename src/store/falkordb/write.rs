@@ -15,6 +15,11 @@ use crate::store::{
 
 type FactKey = (String, Relation, EntityKey);
 
+/// Records a batch may have and still go to the graph as one query, well inside the server-side
+/// timeout; a larger one is written in chunks of [`CHUNK_RECORDS`].
+pub(super) const ONE_QUERY_RECORDS: usize = 10_000;
+const CHUNK_RECORDS: usize = 2_000;
+
 /// What one batch will write, as the parameters of [`cypher::WRITE_BATCH`].
 #[derive(Default)]
 pub(super) struct Plan {
@@ -116,9 +121,34 @@ struct Known {
     high_water: Option<Timestamp>,
 }
 
+impl Known {
+    /// Adds what the graph holds for the next chunk to what the chunks before it would have
+    /// made of it; what those already changed (a fact they closed) stays as they left it.
+    fn absorb(&mut self, read: Known) {
+        for (fp, e) in read.episodes {
+            self.episodes.entry(fp).or_insert(e);
+        }
+        for (key, f) in read.facts {
+            self.facts.entry(key).or_insert(f);
+        }
+        self.lineage.extend(read.lineage);
+        self.entities.extend(read.entities);
+        for (name, s) in read.skills {
+            self.skills.entry(name).or_insert(s);
+        }
+        for (r, u) in read.code_units {
+            self.code_units.entry(r).or_insert(u);
+        }
+        self.high_water = self.high_water.max(read.high_water);
+    }
+}
+
 impl FalkorStore {
-    fn read_known(&self, batch: &WriteBatch) -> Result<Known, StoreError> {
-        let items = &batch.items;
+    fn read_known(
+        &self,
+        items: &[&BatchItem],
+        code_units: &[(String, CodeUnit)],
+    ) -> Result<Known, StoreError> {
         let fps = distinct(items.iter().flat_map(|i| {
             std::iter::once(i.draft.incident_fingerprint.clone())
                 .chain(i.draft.supersedes.iter().map(|s| s.prior.clone()))
@@ -188,12 +218,7 @@ impl FalkorStore {
                 .iter()
                 .flat_map(|i| i.draft.skills.iter().map(|s| s.name.clone())),
         );
-        let refs = distinct(
-            batch
-                .code_units
-                .iter()
-                .map(|(_, u)| u.embedding_ref.clone()),
-        );
+        let refs = distinct(code_units.iter().map(|(_, u)| u.embedding_ref.clone()));
         Ok(Known {
             episodes,
             facts: facts
@@ -220,40 +245,72 @@ impl FalkorStore {
     }
 
     pub(super) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
-        self.write_guarded(|| self.plan_batch(batch))
+        if batch.items.len() > ONE_QUERY_RECORDS {
+            return self.apply_in_chunks(batch);
+        }
+        let items: Vec<&BatchItem> = batch.items.iter().collect();
+        self.write_guarded(|| {
+            let mut known = self.read_known(&items, &batch.code_units)?;
+            plan_chunk(&mut known, &items, &batch.code_units)
+        })
     }
 
-    fn plan_batch(&self, batch: &WriteBatch) -> Result<(Plan, ApplyReport), StoreError> {
-        let mut known = self.read_known(batch)?;
-        let mut plan = Plan::default();
-        let mut report = ApplyReport::default();
-        for item in &batch.items {
-            report.records += 1;
-            plan_episode(&mut known, &mut plan, &mut report, item)?;
-        }
-        // Supersessions after every episode, so a target anywhere in the batch is found.
-        for item in &batch.items {
-            plan_supersessions(&mut known, &mut plan, &mut report, item)?;
-        }
-        for (origin, unit) in &batch.code_units {
-            match known.code_units.get(&unit.embedding_ref) {
-                Some(stored) if stored == unit => {}
-                Some(stored) => return Err(rules::code_unit_owner(origin, unit, stored)),
-                None => {
-                    plan.code_units.push(Param::Map(vec![
-                        ("ref", Param::from(unit.embedding_ref.as_str())),
-                        ("repo", Param::from(unit.repo.as_str())),
-                        ("path", Param::from(unit.path.as_str())),
-                        ("service", Param::from(unit.service.as_str())),
-                    ]));
-                    known
-                        .code_units
-                        .insert(unit.embedding_ref.clone(), unit.clone());
-                    report.new_code_units += 1;
-                }
+    /// A batch too large for one query: checked whole against the graph first, chunk by chunk
+    /// exactly as it will be written (a refusal anywhere writes nothing), then written one
+    /// guarded query per chunk under a `StrataIngest` marker that stays `partial` until the
+    /// last chunk lands. Stopped part way, it says so ([`StoreError::Partial`]); written again,
+    /// the chunks already there are unchanged and the rest complete it.
+    fn apply_in_chunks(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
+        let order = prior_first(&batch.items);
+        let chunks: Vec<&[&BatchItem]> = order.chunks(CHUNK_RECORDS).collect();
+        let units_of = |i: usize| -> &[(String, CodeUnit)] {
+            if i + 1 == chunks.len() {
+                &batch.code_units
+            } else {
+                &[]
             }
+        };
+        let mut simulated: Option<Known> = None;
+        for (i, chunk) in chunks.iter().enumerate() {
+            let read = self.read_known(chunk, units_of(i))?;
+            let known = match &mut simulated {
+                Some(known) => {
+                    known.absorb(read);
+                    known
+                }
+                None => simulated.insert(read),
+            };
+            plan_chunk(known, chunk, units_of(i))?;
         }
-        Ok((plan, report))
+        drop(simulated);
+
+        let marker = Marker::of(batch, chunks.len());
+        let partial = |written: usize, cause: &StoreError| StoreError::Partial {
+            store: self.url.to_string(),
+            file: marker.file.clone(),
+            records: batch.items.len(),
+            chunks: chunks.len(),
+            written,
+            cause: cause.to_string(),
+        };
+        self.query(cypher::INGEST_STARTED, &marker.started())
+            .map_err(|e| partial(0, &e))?;
+        let mut report = ApplyReport::default();
+        for (i, chunk) in chunks.iter().enumerate() {
+            let written = self
+                .write_guarded(|| {
+                    let mut known = self.read_known(chunk, units_of(i))?;
+                    plan_chunk(&mut known, chunk, units_of(i))
+                })
+                .map_err(|e| partial(i, &e))?;
+            report.add(&written);
+            self.query(cypher::INGEST_PROGRESS, &marker.progress(i + 1))
+                .map_err(|e| partial(i + 1, &e))?;
+            tracing::info!(graph = %self.url, chunk = i + 1, of = chunks.len(), "chunk written");
+        }
+        self.query(cypher::INGEST_COMPLETE, &marker.complete())
+            .map_err(|e| partial(chunks.len(), &e))?;
+        Ok(report)
     }
 
     pub(super) fn add_skill_versions(
@@ -281,6 +338,153 @@ impl FalkorStore {
             let written = plan.skills.len();
             Ok((plan, written))
         })
+    }
+}
+
+/// Everything a chunk writes: its episodes, then their supersessions (a prior anywhere in the
+/// chunk or already in the graph is found), then code units.
+fn plan_chunk(
+    known: &mut Known,
+    items: &[&BatchItem],
+    code_units: &[(String, CodeUnit)],
+) -> Result<(Plan, ApplyReport), StoreError> {
+    let mut plan = Plan::default();
+    let mut report = ApplyReport::default();
+    for item in items {
+        report.records += 1;
+        plan_episode(known, &mut plan, &mut report, item)?;
+    }
+    for item in items {
+        plan_supersessions(known, &mut plan, &mut report, item)?;
+    }
+    for (origin, unit) in code_units {
+        match known.code_units.get(&unit.embedding_ref) {
+            Some(stored) if stored == unit => {}
+            Some(stored) => return Err(rules::code_unit_owner(origin, unit, stored)),
+            None => {
+                plan.code_units.push(Param::Map(vec![
+                    ("ref", Param::from(unit.embedding_ref.as_str())),
+                    ("repo", Param::from(unit.repo.as_str())),
+                    ("path", Param::from(unit.path.as_str())),
+                    ("service", Param::from(unit.service.as_str())),
+                ]));
+                known
+                    .code_units
+                    .insert(unit.embedding_ref.clone(), unit.clone());
+                report.new_code_units += 1;
+            }
+        }
+    }
+    Ok((plan, report))
+}
+
+/// The batch's items with every prior it supersedes before it (otherwise in file order), so
+/// that a chunk never supersedes an episode a later chunk brings.
+fn prior_first(items: &[BatchItem]) -> Vec<&BatchItem> {
+    let at: HashMap<&str, usize> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (item.draft.incident_fingerprint.as_str(), i))
+        .collect();
+    let mut placed = vec![false; items.len()];
+    let mut order = Vec::with_capacity(items.len());
+    for start in 0..items.len() {
+        // Depth first over in-batch priors, without recursion (a chain can be as long as the
+        // file); a cycle is cut where it closes.
+        let mut stack = vec![(start, 0usize)];
+        let mut open = std::collections::HashSet::new();
+        while let Some((i, next)) = stack.pop() {
+            if placed[i] {
+                continue;
+            }
+            open.insert(i);
+            let priors = &items[i].draft.supersedes;
+            if let Some(s) = priors.get(next) {
+                stack.push((i, next + 1));
+                if let Some(&p) = at.get(s.prior.as_str())
+                    && !placed[p]
+                    && !open.contains(&p)
+                {
+                    stack.push((p, 0));
+                }
+                continue;
+            }
+            placed[i] = true;
+            open.remove(&i);
+            order.push(&items[i]);
+        }
+    }
+    order
+}
+
+/// The `StrataIngest` marker of a chunked batch: its digest (the same records give the same
+/// one, so running the file again finds it), the file it came from, and its size.
+struct Marker {
+    digest: String,
+    file: String,
+    records: usize,
+    chunks: usize,
+}
+
+impl Marker {
+    fn of(batch: &WriteBatch, chunks: usize) -> Marker {
+        use std::hash::{DefaultHasher, Hasher};
+        let mut first = DefaultHasher::new();
+        let mut second = DefaultHasher::new();
+        second.write_u8(0xa5);
+        for item in &batch.items {
+            let bytes = serde_json::to_vec(&item.draft)
+                .unwrap_or_else(|_| format!("{:?}", item.draft).into_bytes());
+            first.write(&bytes);
+            second.write(&bytes);
+        }
+        for (_, unit) in &batch.code_units {
+            first.write(unit.embedding_ref.as_bytes());
+            second.write(unit.embedding_ref.as_bytes());
+        }
+        let origin = batch.items.first().map_or("", |i| i.origin.as_str());
+        Marker {
+            digest: format!("{:016x}{:016x}", first.finish(), second.finish()),
+            file: file_of(origin).to_string(),
+            records: batch.items.len(),
+            chunks,
+        }
+    }
+
+    fn started(&self) -> Vec<(&'static str, Param)> {
+        vec![
+            ("digest", Param::from(self.digest.as_str())),
+            ("file", Param::from(self.file.as_str())),
+            ("records", Param::Int(to_i64(self.records))),
+            ("chunks", Param::Int(to_i64(self.chunks))),
+            ("at", Param::Int(Timestamp::now().millis())),
+        ]
+    }
+
+    fn progress(&self, written: usize) -> Vec<(&'static str, Param)> {
+        vec![
+            ("digest", Param::from(self.digest.as_str())),
+            ("written", Param::Int(to_i64(written))),
+        ]
+    }
+
+    fn complete(&self) -> Vec<(&'static str, Param)> {
+        vec![
+            ("digest", Param::from(self.digest.as_str())),
+            ("at", Param::Int(Timestamp::now().millis())),
+        ]
+    }
+}
+
+fn to_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// `FILE` of an origin `FILE:LINE`.
+fn file_of(origin: &str) -> &str {
+    match origin.rsplit_once(':') {
+        Some((file, line)) if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) => file,
+        _ => origin,
     }
 }
 
