@@ -80,7 +80,7 @@ pub struct EmbedderArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Ingest incident records (NDJSON or a JSON array); each file is one atomic batch
+    /// Ingest incident records (NDJSON or a JSON array); each file is one atomic batch (on FalkorDB, one over 10,000 records goes in chunks that running it again completes)
     Ingest(IngestArgs),
     /// Import records from another format
     #[command(subcommand)]
