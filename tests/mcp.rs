@@ -286,3 +286,67 @@ fn with_vectors_on_qdrant_the_same_client_scenario_holds() {
     args.extend(vectors);
     check_summary(&run_client(&python, &args));
 }
+
+/// On stdio, stdout carries the protocol and nothing else: every line is one JSON-RPC
+/// message, whatever the calls do (a recall that indexes, a refused record, an unknown
+/// episode, hostile text).
+#[test]
+fn stdio_stdout_is_protocol_only() {
+    use std::io::Write;
+    let data = store_with_incident_a(&[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .env("STRATA_EMBEDDER", "hash")
+        .arg("--data")
+        .arg(data.path())
+        .args(["--now", NOW, "mcp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hostile = "it's \"x\"\u{1b}[2J\u{7}\r\n; MATCH (n) DETACH DELETE n";
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "recall", "arguments": {"query": hostile, "entities": ["service:checkout"]}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "record_incident", "arguments": {"incident_fingerprint": hostile}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "facts", "arguments": {"fingerprint": hostile}}}),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {
+            "name": "recall", "arguments": {"query": "x", "k": "ten"}}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {
+            "uri": "strata://episode/INC-A"}}),
+    ];
+    {
+        let mut stdin = child.stdin.take().unwrap();
+        for m in &messages {
+            writeln!(stdin, "{m}").unwrap();
+        }
+        stdin.flush().unwrap();
+        // Answers come before stdin closes: wait for them, then hang up.
+        std::thread::sleep(Duration::from_secs(3));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = common::stdout(&out);
+    let mut ids = Vec::new();
+    for line in stdout.lines() {
+        let message: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not JSON-RPC on stdout ({e}): {line:?}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{line}");
+        assert!(!line.contains('\u{1b}'), "a raw escape on stdout: {line:?}");
+        if let Some(id) = message["id"].as_i64() {
+            ids.push(id);
+        }
+    }
+    ids.sort();
+    assert_eq!(
+        ids,
+        [1, 2, 3, 4, 5, 6, 7],
+        "every request answered:\n{stdout}"
+    );
+}

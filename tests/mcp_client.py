@@ -73,6 +73,12 @@ async def scenario(client):
     assert set(record["required"]) == {"incident_fingerprint", "summary_nl", "resolution_nl", "concluded_at"}
     for name in ("facts", "lineage", "lesson"):
         assert set(tools[name].input_schema["properties"]) == {"fingerprint", "valid_at", "known_at"}, name
+    # Each answer's schema is the one of the type the CLI's --json prints.
+    for name, tool in tools.items():
+        assert tool.output_schema and tool.output_schema.get("type") == "object", name
+    assert {"query", "legs", "results", "skills", "latency_ms"} <= set(tools["recall"].output_schema["properties"])
+    assert {"episode", "facts"} <= set(tools["facts"].output_schema["properties"])
+    assert {"new_episodes", "unchanged_episodes"} <= set(tools["record_incident"].output_schema["properties"])
     assert tools["recall"].annotations.read_only_hint is True
     assert tools["record_incident"].annotations.destructive_hint is False
 

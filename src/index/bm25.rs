@@ -33,7 +33,7 @@ pub struct TextDoc<'a> {
     pub t_valid: Timestamp,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Newest {
     watermark: u64,
     ingested_at: i64,
@@ -313,9 +313,12 @@ impl Bm25Index {
     fn refresh(&self) -> Result<Newest, IndexError> {
         let metas = self.index.load_metas().map_err(|e| self.err(&e))?;
         let mut seen = self.seen.lock().map_err(|e| self.err(&e))?;
-        if seen.0 != metas.opstamp {
+        let payload = payload_or_empty(metas.payload.as_deref());
+        // A commit without documents (a stamp, a clear) can keep the opstamp: the payload
+        // tells it apart.
+        if seen.0 != metas.opstamp || seen.1 != payload {
             self.reader.reload().map_err(|e| self.err(&e))?;
-            *seen = (metas.opstamp, payload_or_empty(metas.payload.as_deref()));
+            *seen = (metas.opstamp, payload);
         }
         Ok(seen.1.clone())
     }

@@ -8,7 +8,7 @@ use crate::model::{AsOf, EntityKey, FactEdge, FactState, Relation, Timestamp};
 /// Entity types that name a cause rather than a place.
 const CAUSE_TYPES: [&str; 3] = ["cause", "root_cause", "fault_class"];
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Lesson {
     pub episode: String,
     pub text: String,
@@ -92,7 +92,7 @@ fn first_sentence(text: &str) -> &str {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LessonState {
     Current,
@@ -111,7 +111,7 @@ impl LessonState {
 }
 
 /// A lesson as it stood at an as-of point.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LessonView {
     #[serde(flatten)]
     pub lesson: Lesson,

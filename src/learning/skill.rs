@@ -33,7 +33,7 @@ pub struct SkillDraft {
     pub last_used: Option<Timestamp>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Skill {
     pub name: String,
     /// 1, 2, …: each change is a new version.

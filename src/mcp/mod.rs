@@ -3,6 +3,7 @@
 //! loopback address on request. A long-lived process on the same store as the explorer and the
 //! CLI: it reads what they write and they see what it records.
 
+pub mod answers;
 pub mod params;
 pub mod resources;
 pub mod server;
@@ -66,15 +67,22 @@ pub async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
+    let config = StreamableHttpServerConfig::default();
+    // Open sessions (an SSE stream) end when the server stops, or the shutdown would wait
+    // for every client to hang up.
+    let sessions = config.cancellation_token.clone();
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
+        config,
     );
     let router = axum::Router::new().nest_service(HTTP_PATH, service);
     ready(bound);
     axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown())
+        .with_graceful_shutdown(async move {
+            shutdown().await;
+            sessions.cancel();
+        })
         .await
         .map_err(|e| ServeError::Stopped(e.to_string()))
 }

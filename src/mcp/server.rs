@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
@@ -15,16 +16,19 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::answers::{CodeUnits, Skills};
 use super::params::{
     ArgumentError, CodeParams, CodeQuery, EpisodeParams, RecallParams, SkillsParams, TimelineParams,
 };
 use super::resources::{self, ResourceUri};
 use crate::explorer::live::{LiveRecall, Report};
 use crate::ingest::{self, IngestFailure, RecordLimits};
+use crate::learning::LessonView;
 use crate::learning::skill::current;
 use crate::model::Timestamp;
-use crate::recall::RecallRequest;
-use crate::store::MemoryStore;
+use crate::query::{FactsReport, Lineage, TimelinePage};
+use crate::recall::{RecallRequest, RecallResponse};
+use crate::store::{ApplyReport, MemoryStore};
 
 /// What time a call is answered at, and what knowledge time a write records.
 #[derive(Clone, Copy, Debug)]
@@ -63,7 +67,7 @@ pub struct MemoryServer {
 /// A tool's answer: JSON (redacted) as structured content and as text.
 fn answer<T: Serialize>(value: &T) -> Result<CallToolResult, ErrorData> {
     let mut value = serde_json::to_value(value)
-        .map_err(|e| ErrorData::internal_error(format!("cannot encode the answer: {e}"), None))?;
+        .map_err(|e| internal(format!("cannot encode the answer: {e}")))?;
     crate::redact::redact_json(&mut value);
     Ok(CallToolResult::structured(value))
 }
@@ -86,13 +90,21 @@ fn failed(what: &str, e: impl std::fmt::Display) -> CallToolResult {
     refusal(&format!("{what}: {e}"), json!([]))
 }
 
+/// A protocol error whose message may carry data (a key in a store error): redacted.
+fn internal(message: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(
+        crate::redact::redact(&message.to_string()).into_owned(),
+        None,
+    )
+}
+
 /// Runs store I/O off the async workers.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ErrorData> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ErrorData::internal_error(format!("the store call stopped: {e}"), None))
+        .map_err(|e| internal(format!("the store call stopped: {e}")))
 }
 
 /// Unwraps a checked argument or returns the tool error naming it.
@@ -121,7 +133,9 @@ impl MemoryServer {
     /// Recall past incidents like this one: semantic kNN, BM25 and a graph walk from the
     /// entities, fused by Reciprocal Rank Fusion. Returns each result with every leg's rank,
     /// each leg's status and latency, and skills the results suggest. No LLM is involved.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<RecallResponse>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn recall(
         &self,
         Parameters(params): Parameters<RecallParams>,
@@ -150,7 +164,8 @@ impl MemoryServer {
     /// again changes nothing. A record that supersedes an earlier one closes its facts and
     /// writes lineage; nothing is ever deleted.
     #[tool(
-        input_schema = rmcp::handler::server::common::schema_for_type::<ingest::schema::IncidentRecord>(),
+        output_schema = schema_for_output::<ApplyReport>(),
+        input_schema = schema_for_type::<ingest::schema::IncidentRecord>(),
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -191,7 +206,9 @@ impl MemoryServer {
 
     /// The episode's facts (MENTIONS, RESOLVED_BY) true at valid time V as known at
     /// knowledge time K, each with its interval, state and what superseded it.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<FactsReport>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn facts(
         &self,
         Parameters(params): Parameters<EpisodeParams>,
@@ -210,7 +227,9 @@ impl MemoryServer {
 
     /// The supersession lineage of an episode as known at knowledge time K: what it closed,
     /// and what later closed it.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<Lineage>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn lineage(
         &self,
         Parameters(params): Parameters<EpisodeParams>,
@@ -229,7 +248,9 @@ impl MemoryServer {
 
     /// The Reflexion lesson of a concluded episode as of (V, K): what happened, what fixed
     /// it, and whether a later incident superseded it.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<LessonView>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn lesson(
         &self,
         Parameters(params): Parameters<EpisodeParams>,
@@ -247,7 +268,9 @@ impl MemoryServer {
     }
 
     /// Runbooks (skills) current at knowledge time K, optionally only those an entity triggers.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<Skills>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn skills(
         &self,
         Parameters(params): Parameters<SkillsParams>,
@@ -268,14 +291,19 @@ impl MemoryServer {
                 if let Some(entity) = &entity {
                     shown.retain(|s| s.trigger_entities.contains(entity));
                 }
-                answer(&json!({ "count": shown.len(), "skills": shown }))
+                answer(&Skills {
+                    count: shown.len(),
+                    skills: shown,
+                })
             }
             Err(e) => Ok(failed("skills", e)),
         }
     }
 
     /// Episodes, newest first, optionally only those about an entity or known at K.
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<TimelinePage>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn timeline(
         &self,
         Parameters(params): Parameters<TimelineParams>,
@@ -283,14 +311,16 @@ impl MemoryServer {
         let query = checked!(params.query());
         let store = self.memory.store.clone();
         match blocking(move || store.timeline(&query)).await? {
-            Ok(episodes) => answer(&json!({ "count": episodes.len(), "episodes": episodes })),
+            Ok(episodes) => answer(&TimelinePage::of(episodes)),
             Err(e) => Ok(failed("timeline", e)),
         }
     }
 
     /// Code units (repo, path, the owning service, the vector point id `embedding_ref`) of a
     /// service, of one embedding_ref, or of the services an episode implicated as of (V, K).
-    #[tool(annotations(read_only_hint = true, open_world_hint = false))]
+    #[tool(
+        output_schema = schema_for_output::<CodeUnits>(),
+        annotations(read_only_hint = true, open_world_hint = false))]
     async fn code(
         &self,
         Parameters(params): Parameters<CodeParams>,
@@ -316,7 +346,10 @@ impl MemoryServer {
         })
         .await?;
         match found {
-            Ok(units) => answer(&json!({ "count": units.len(), "code_units": units })),
+            Ok(units) => answer(&CodeUnits {
+                count: units.len(),
+                code_units: units,
+            }),
             Err(e) => Ok(failed("code", e)),
         }
     }
@@ -360,7 +393,7 @@ impl ServerHandler for MemoryServer {
         let listed = blocking(move || resources::listed(store.as_ref())).await?;
         listed
             .map(ListResourcesResult::with_all_items)
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+            .map_err(internal)
     }
 
     async fn list_resource_templates(
@@ -386,11 +419,12 @@ impl ServerHandler for MemoryServer {
         let uri = request.uri.clone();
         let Some(what) = ResourceUri::parse(&uri) else {
             return Err(ErrorData::resource_not_found(
-                format!(
+                crate::redact::redact(&format!(
                     "no resource {uri:?}; expected {} or {}",
                     resources::SUMMARY_URI,
                     resources::EPISODE_TEMPLATE
-                ),
+                ))
+                .into_owned(),
                 None,
             ));
         };
@@ -408,10 +442,10 @@ impl ServerHandler for MemoryServer {
                 )))
             }
             Ok(None) => Err(ErrorData::resource_not_found(
-                format!("no episode for {uri:?}"),
+                crate::redact::redact(&format!("no episode for {uri:?}")).into_owned(),
                 None,
             )),
-            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+            Err(e) => Err(internal(e)),
         }
     }
 }

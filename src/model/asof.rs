@@ -10,7 +10,7 @@ pub struct AsOf {
 }
 
 /// A fact's state at an as-of point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FactState {
     Valid,

@@ -30,7 +30,7 @@ impl fmt::Display for Relation {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Provenance {
     pub source: String,
     pub status: String,

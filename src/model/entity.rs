@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::Timestamp;
 
 /// The natural key of a `MemoryEntity`: `entity_type|entity_ref`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct EntityKey {
     pub entity_type: String,
     pub entity_ref: String,

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::{Provenance, Timestamp};
 
 /// One concluded incident, keyed by `incident_fingerprint`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryEpisode {
     pub incident_fingerprint: String,
     pub summary_nl: String,

@@ -80,6 +80,21 @@ impl fmt::Display for Timestamp {
     }
 }
 
+/// In JSON a time is an RFC 3339 string in UTC with milliseconds, as `Serialize` writes it.
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "format": "date-time",
+            "description": "RFC 3339 in UTC, e.g. 2026-03-01T12:00:00Z"
+        })
+    }
+}
+
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_rfc3339())

@@ -5,7 +5,7 @@ use crate::model::{AsOf, FactEdge, FactState, Timestamp};
 use crate::store::MemoryStore;
 
 /// A fact edge as it was known at K, with its state at V.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FactView {
     pub relation: String,
     pub entity_type: String,
@@ -21,7 +21,7 @@ pub struct FactView {
     pub confidence_score: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FactsReport {
     pub episode: String,
     pub valid_at: Timestamp,

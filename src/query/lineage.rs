@@ -7,7 +7,7 @@ use crate::model::{Supersession, Timestamp};
 use crate::store::MemoryStore;
 
 /// One SUPERSEDES edge: `episode` closed `prior`'s fact about the entity.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LineageLink {
     pub episode: String,
     pub prior: String,
@@ -21,7 +21,7 @@ pub struct LineageLink {
     pub depth: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Lineage {
     pub episode: String,
     /// What this episode superseded, and what those superseded, oldest last.

@@ -1,12 +1,15 @@
-//! Read models built from the store: facts and lessons as of a point, lineage chains.
+//! Read models built from the store: facts and lessons as of a point, lineage chains, timeline
+//! pages.
 
 mod facts;
 mod lesson;
 mod lineage;
+mod timeline;
 
 pub use facts::{FactView, FactsReport, facts_as_of};
 pub use lesson::lesson_as_of;
 pub use lineage::{Lineage, LineageLink, lineage};
+pub use timeline::TimelinePage;
 
 use crate::model::Timestamp;
 use crate::store::StoreError;

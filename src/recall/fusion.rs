@@ -71,7 +71,7 @@ impl FromStr for FusionPolicy {
 }
 
 /// The ordering key that placed a result below its predecessor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum OrderKey {
     Score,
@@ -91,13 +91,13 @@ impl OrderKey {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LegRank {
     pub rank: usize,
     pub contribution: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct PerLeg {
     pub semantic: Option<LegRank>,
     pub bm25: Option<LegRank>,

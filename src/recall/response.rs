@@ -4,7 +4,7 @@ use super::fusion::{FusionPolicy, OrderKey, PerLeg};
 use super::leg::Leg;
 use crate::model::{EntityKey, Timestamp};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum LegStatus {
     Ok,
@@ -24,7 +24,7 @@ impl LegStatus {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LegReport {
     pub status: LegStatus,
     pub hits: usize,
@@ -50,7 +50,7 @@ impl LegReport {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LegReports {
     pub semantic: LegReport,
     pub bm25: LegReport,
@@ -75,7 +75,7 @@ impl LegReports {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecallResult {
     pub position: usize,
     pub fingerprint: String,
@@ -89,7 +89,7 @@ pub struct RecallResult {
 }
 
 /// A skill suggested because results share its trigger entities; most matches first.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SkillSuggestion {
     pub name: String,
     pub version: u32,
@@ -104,7 +104,7 @@ pub struct SkillSuggestion {
     pub matches: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RecallResponse {
     pub query: String,
     pub entities: Vec<String>,

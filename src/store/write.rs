@@ -77,7 +77,7 @@ pub struct WriteBatch {
 }
 
 /// What a batch changed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ApplyReport {
     pub records: usize,
     pub new_episodes: usize,

@@ -105,7 +105,12 @@ pub fn run(ctx: &Context, episodes: usize, queries: usize, dir: Option<&Path>) -
     let now = ctx.now.to_rfc3339();
     let (stdio, answers) = runtime.block_on(async {
         let child = TokioChildProcess::new(tokio::process::Command::new(&exe).configure(|c| {
-            c.arg("--data")
+            // The child serves this scratch store, whatever the environment points at.
+            c.env_remove("STRATA_STORE")
+                .env_remove("STRATA_VECTORS")
+                .env_remove("STRATA_CONFIG")
+                .env_remove("STRATA_EMBEDDER")
+                .arg("--data")
                 .arg(&data)
                 .args(["--embedder", "hash", "--now", &now, "mcp"]);
         }))?;

@@ -1,19 +1,12 @@
 use std::process::ExitCode;
 
-use color_eyre::eyre::Result;
-use serde::Serialize;
-
 use crate::cli::args::TimelineArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{excerpt, print_json, safe};
+use color_eyre::eyre::Result;
 use strata::model::MemoryEpisode;
+use strata::query::TimelinePage;
 use strata::store::TimelineQuery;
-
-#[derive(Serialize)]
-struct TimelineJson<'a> {
-    count: usize,
-    episodes: &'a [MemoryEpisode],
-}
 
 pub fn run(ctx: &Context, args: &TimelineArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;
@@ -24,10 +17,7 @@ pub fn run(ctx: &Context, args: &TimelineArgs) -> Result<ExitCode> {
         limit: args.limit,
     })?;
     if args.out.json {
-        print_json(&TimelineJson {
-            count: episodes.len(),
-            episodes: &episodes,
-        })?;
+        print_json(&TimelinePage::of(episodes))?;
     } else {
         print_table(&episodes);
     }

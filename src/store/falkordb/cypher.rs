@@ -352,13 +352,21 @@ pub const LINEAGE_STEP_FORWARDS: &str = concat!(
 /// A batch too large for one query is written in chunks under a `(:StrataIngest)` marker,
 /// keyed by the batch's digest: `partial` until its last chunk is written.
 pub const INGEST_STARTED: &str = "\
-MERGE (i:StrataIngest {digest: $digest}) ON CREATE SET i.started_at = $at \
+MERGE (i:StrataIngest {digest: $digest}) ON CREATE SET i.started_at = $at, i.written = 0 \
 SET i.status = 'partial', i.file = $file, i.records = $records, i.chunks = $chunks, \
-    i.written = 0, i.attempt_at = $at \
+    i.attempt_at = $at \
 RETURN i.digest";
 
+/// Chunks written only ever grows: a rerun passes over the chunks an earlier run wrote.
 pub const INGEST_PROGRESS: &str = "\
-MATCH (i:StrataIngest {digest: $digest}) SET i.written = $written RETURN i.digest";
+MATCH (i:StrataIngest {digest: $digest}) \
+SET i.written = CASE WHEN i.written > $written THEN i.written ELSE $written END \
+RETURN i.digest";
+
+/// The first chunk did not land and no earlier run of the file wrote any: not partial.
+pub const INGEST_NOT_WRITTEN: &str = "\
+MATCH (i:StrataIngest {digest: $digest}) WHERE i.status = 'partial' AND i.written = $written \
+SET i.status = 'not_written' RETURN i.digest";
 
 pub const INGEST_COMPLETE: &str = "\
 MATCH (i:StrataIngest {digest: $digest}) \

@@ -293,8 +293,8 @@ impl FalkorStore {
             written,
             cause: cause.to_string(),
         };
-        self.query(cypher::INGEST_STARTED, &marker.started())
-            .map_err(|e| partial(0, &e))?;
+        // Failing here, nothing of the file was written: the error is the plain one.
+        self.query(cypher::INGEST_STARTED, &marker.started())?;
         let mut report = ApplyReport::default();
         for (i, chunk) in chunks.iter().enumerate() {
             let written = self
@@ -302,7 +302,19 @@ impl FalkorStore {
                     let mut known = self.read_known(chunk, units_of(i))?;
                     plan_chunk(&mut known, chunk, units_of(i))
                 })
-                .map_err(|e| partial(i, &e))?;
+                .map_err(|e| {
+                    if i > 0 {
+                        return partial(i, &e);
+                    }
+                    // The first chunk did not land: unless an earlier run of this file wrote
+                    // some, there is nothing partial to report or complete.
+                    if let Err(unmarked) =
+                        self.query(cypher::INGEST_NOT_WRITTEN, &marker.progress(0))
+                    {
+                        tracing::warn!(error = %unmarked, "cannot mark the ingest as not written");
+                    }
+                    e
+                })?;
             report.add(&written);
             self.query(cypher::INGEST_PROGRESS, &marker.progress(i + 1))
                 .map_err(|e| partial(i + 1, &e))?;
@@ -427,24 +439,24 @@ struct Marker {
 }
 
 impl Marker {
+    /// The digest folds a UUIDv5 (SHA-1) of each record: stable across Strata builds and Rust
+    /// releases, as a marker that outlives the process must be.
     fn of(batch: &WriteBatch, chunks: usize) -> Marker {
-        use std::hash::{DefaultHasher, Hasher};
-        let mut first = DefaultHasher::new();
-        let mut second = DefaultHasher::new();
-        second.write_u8(0xa5);
+        let space = uuid::Uuid::NAMESPACE_OID;
+        let mut folded = Vec::with_capacity(16 * (batch.items.len() + batch.code_units.len()));
         for item in &batch.items {
             let bytes = serde_json::to_vec(&item.draft)
                 .unwrap_or_else(|_| format!("{:?}", item.draft).into_bytes());
-            first.write(&bytes);
-            second.write(&bytes);
+            folded.extend_from_slice(uuid::Uuid::new_v5(&space, &bytes).as_bytes());
         }
         for (_, unit) in &batch.code_units {
-            first.write(unit.embedding_ref.as_bytes());
-            second.write(unit.embedding_ref.as_bytes());
+            folded.extend_from_slice(
+                uuid::Uuid::new_v5(&space, unit.embedding_ref.as_bytes()).as_bytes(),
+            );
         }
         let origin = batch.items.first().map_or("", |i| i.origin.as_str());
         Marker {
-            digest: format!("{:016x}{:016x}", first.finish(), second.finish()),
+            digest: uuid::Uuid::new_v5(&space, &folded).simple().to_string(),
             file: file_of(origin).to_string(),
             records: batch.items.len(),
             chunks,
