@@ -11,6 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::falkordb::Server;
+use common::signal;
 use common::{stderr, stdout};
 
 const NOW: &str = "2026-12-01T00:00:00Z";
@@ -97,14 +98,6 @@ fn spawn_ingest(data: &Path, url: &str, file: &str) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -{name} {pid}");
 }
 
 #[test]

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::falkordb::Server;
+use common::signal;
 use common::{ndjson, record, stderr, stdout};
 use strata::embed::HashEmbedder;
 use strata::index::VectorLocation;
@@ -67,14 +68,6 @@ fn check_passes(data: &Path, store: Option<&str>) {
         stdout(&out),
         stderr(&out)
     );
-}
-
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -{name} {pid}");
 }
 
 /// Waits for the child, at most `bound`; a child still running then is a hang.

@@ -148,6 +148,29 @@ pub fn current(versions: &[Skill], known_at: Timestamp) -> Vec<Skill> {
     latest.into_values().cloned().collect()
 }
 
+/// What `strata skills` and the MCP `skills` tool list: the newest version of each skill known
+/// at `known_at` (or every version then known, with `all`), only those `entity` triggers when
+/// given.
+pub fn listed(
+    versions: Vec<Skill>,
+    known_at: Timestamp,
+    all: bool,
+    entity: Option<&EntityKey>,
+) -> Vec<Skill> {
+    let mut shown = if all {
+        versions
+            .into_iter()
+            .filter(|s| s.recorded_at <= known_at)
+            .collect()
+    } else {
+        current(&versions, known_at)
+    };
+    if let Some(entity) = entity {
+        shown.retain(|s| s.trigger_entities.contains(entity));
+    }
+    shown
+}
+
 /// Current skills whose triggers include one of `entities`, with the entities shared;
 /// most shared first, then by name.
 pub fn matching<'a>(

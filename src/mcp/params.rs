@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use crate::ingest::schema::Time;
 use crate::model::{AsOf, EntityKey, Timestamp};
+use crate::query::CodeQuery;
 use crate::recall::{FusionPolicy, Leg, LegSet};
 
 /// A tool argument that does not hold what its schema says: the field and what was expected.
@@ -228,13 +229,6 @@ pub struct CodeParams {
     /// Knowledge time K for `episode` [default: now].
     #[serde(default)]
     pub known_at: Option<Time>,
-}
-
-/// What `code` was asked for.
-pub enum CodeQuery {
-    Service(String),
-    EmbeddingRef(String),
-    Episode(String, AsOf),
 }
 
 impl CodeParams {

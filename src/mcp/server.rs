@@ -18,13 +18,13 @@ use serde_json::{Value, json};
 
 use super::answers::{CodeUnits, Skills};
 use super::params::{
-    ArgumentError, CodeParams, CodeQuery, EpisodeParams, RecallParams, SkillsParams, TimelineParams,
+    ArgumentError, CodeParams, EpisodeParams, RecallParams, SkillsParams, TimelineParams,
 };
 use super::resources::{self, ResourceUri};
 use crate::explorer::live::{LiveRecall, Report};
 use crate::ingest::{self, IngestFailure, RecordLimits};
 use crate::learning::LessonView;
-use crate::learning::skill::current;
+use crate::learning::skill::listed;
 use crate::model::Timestamp;
 use crate::query::{FactsReport, Lineage, TimelinePage};
 use crate::recall::{RecallRequest, RecallResponse};
@@ -105,6 +105,18 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| internal(format!("the store call stopped: {e}")))
+}
+
+/// A read tool's answer: `read` runs off the async workers; its error (an unknown episode, a
+/// store that failed) is the tool's error, named by `tool`.
+async fn read<T: Serialize + Send + 'static, E: std::fmt::Display + Send + 'static>(
+    tool: &str,
+    read: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Result<CallToolResult, ErrorData> {
+    match blocking(read).await? {
+        Ok(value) => answer(&value),
+        Err(e) => Ok(failed(tool, e)),
+    }
 }
 
 /// Unwraps a checked argument or returns the tool error naming it.
@@ -215,14 +227,10 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let as_of = checked!(params.as_of(self.now()));
         let store = self.memory.store.clone();
-        match blocking(move || {
+        read("facts", move || {
             crate::query::facts_as_of(store.as_ref(), &params.fingerprint, as_of)
         })
-        .await?
-        {
-            Ok(report) => answer(&report),
-            Err(e) => Ok(failed("facts", e)),
-        }
+        .await
     }
 
     /// The supersession lineage of an episode as known at knowledge time K: what it closed,
@@ -236,14 +244,10 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let as_of = checked!(params.as_of(self.now()));
         let store = self.memory.store.clone();
-        match blocking(move || {
+        read("lineage", move || {
             crate::query::lineage(store.as_ref(), &params.fingerprint, as_of.known_at)
         })
-        .await?
-        {
-            Ok(chain) => answer(&chain),
-            Err(e) => Ok(failed("lineage", e)),
-        }
+        .await
     }
 
     /// The Reflexion lesson of a concluded episode as of (V, K): what happened, what fixed
@@ -257,14 +261,10 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let as_of = checked!(params.as_of(self.now()));
         let store = self.memory.store.clone();
-        match blocking(move || {
+        read("lesson", move || {
             crate::query::lesson_as_of(store.as_ref(), &params.fingerprint, as_of)
         })
-        .await?
-        {
-            Ok(view) => answer(&view),
-            Err(e) => Ok(failed("lesson", e)),
-        }
+        .await
     }
 
     /// Runbooks (skills) current at knowledge time K, optionally only those an entity triggers.
@@ -278,26 +278,14 @@ impl MemoryServer {
         let entity = checked!(params.entity());
         let known_at = checked!(params.known_at(self.now()));
         let store = self.memory.store.clone();
-        match blocking(move || store.skills()).await? {
-            Ok(versions) => {
-                let mut shown = if params.all {
-                    versions
-                        .into_iter()
-                        .filter(|s| s.recorded_at <= known_at)
-                        .collect::<Vec<_>>()
-                } else {
-                    current(&versions, known_at)
-                };
-                if let Some(entity) = &entity {
-                    shown.retain(|s| s.trigger_entities.contains(entity));
-                }
-                answer(&Skills {
-                    count: shown.len(),
-                    skills: shown,
-                })
-            }
-            Err(e) => Ok(failed("skills", e)),
-        }
+        read("skills", move || {
+            let skills = listed(store.skills()?, known_at, params.all, entity.as_ref());
+            Ok::<_, crate::store::StoreError>(Skills {
+                count: skills.len(),
+                skills,
+            })
+        })
+        .await
     }
 
     /// Episodes, newest first, optionally only those about an entity or known at K.
@@ -310,10 +298,10 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let query = checked!(params.query());
         let store = self.memory.store.clone();
-        match blocking(move || store.timeline(&query)).await? {
-            Ok(episodes) => answer(&TimelinePage::of(episodes)),
-            Err(e) => Ok(failed("timeline", e)),
-        }
+        read("timeline", move || {
+            store.timeline(&query).map(TimelinePage::of)
+        })
+        .await
     }
 
     /// Code units (repo, path, the owning service, the vector point id `embedding_ref`) of a
@@ -327,31 +315,13 @@ impl MemoryServer {
     ) -> Result<CallToolResult, ErrorData> {
         let query = checked!(params.query(self.now()));
         let store = self.memory.store.clone();
-        let found = blocking(move || -> Result<_, String> {
-            match query {
-                CodeQuery::Service(s) => store.code_units_of_service(&s).map_err(|e| e.to_string()),
-                CodeQuery::EmbeddingRef(r) => match store.code_unit(&r) {
-                    Ok(Some(u)) => Ok(vec![u]),
-                    Ok(None) => Err(format!("no code unit has embedding_ref {r:?}")),
-                    Err(e) => Err(e.to_string()),
-                },
-                CodeQuery::Episode(fp, as_of) => match store.episode(&fp) {
-                    Ok(Some(_)) => store
-                        .episode_code_units(&fp, &as_of)
-                        .map_err(|e| e.to_string()),
-                    Ok(None) => Err(format!("no episode with fingerprint {fp:?}")),
-                    Err(e) => Err(e.to_string()),
-                },
-            }
+        read("code", move || {
+            crate::query::code_units(store.as_ref(), &query).map(|code_units| CodeUnits {
+                count: code_units.len(),
+                code_units,
+            })
         })
-        .await?;
-        match found {
-            Ok(units) => answer(&CodeUnits {
-                count: units.len(),
-                code_units: units,
-            }),
-            Err(e) => Ok(failed("code", e)),
-        }
+        .await
     }
 }
 

@@ -1,11 +1,13 @@
 //! Read models built from the store: facts and lessons as of a point, lineage chains, timeline
 //! pages.
 
+mod code;
 mod facts;
 mod lesson;
 mod lineage;
 mod timeline;
 
+pub use code::{CodeQuery, code_units};
 pub use facts::{FactView, FactsReport, facts_as_of};
 pub use lesson::lesson_as_of;
 pub use lineage::{Lineage, LineageLink, lineage};
@@ -18,6 +20,8 @@ use crate::store::StoreError;
 pub enum QueryError {
     #[error("no episode with fingerprint {0:?}")]
     UnknownEpisode(String),
+    #[error("no code unit has embedding_ref {0:?}")]
+    UnknownCodeUnit(String),
     #[error("episode {fingerprint:?} was not yet known at {known_at} (recorded at {recorded_at})")]
     NotYetKnown {
         fingerprint: String,

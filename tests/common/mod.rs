@@ -66,6 +66,15 @@ pub fn strata(data: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Sends `kill -NAME` to a process (KILL, STOP, CONT…).
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -6,28 +6,24 @@ use crate::cli::args::CodeArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{print_json, safe};
 use strata::model::AsOf;
+use strata::query::{CodeQuery, code_units};
 
 pub fn run(ctx: &Context, args: &CodeArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;
-    let units = if let Some(service) = &args.service {
-        store.code_units_of_service(service)?
+    let query = if let Some(service) = &args.service {
+        CodeQuery::Service(service.clone())
     } else if let Some(r) = &args.embedding_ref {
-        match store.code_unit(r)? {
-            Some(u) => vec![u],
-            None => bail!("no code unit has embedding_ref {r:?}"),
-        }
+        CodeQuery::EmbeddingRef(r.clone())
     } else if let Some(fp) = &args.episode {
-        if store.episode(fp)?.is_none() {
-            bail!("no episode with fingerprint {fp:?}");
-        }
         let as_of = AsOf {
             valid_at: args.valid_at.unwrap_or(ctx.now),
             known_at: args.known_at.unwrap_or(ctx.now),
         };
-        store.episode_code_units(fp, &as_of)?
+        CodeQuery::Episode(fp.clone(), as_of)
     } else {
         bail!("pass --service NAME, --ref UUID or --episode FP");
     };
+    let units = code_units(store.as_ref(), &query)?;
     if args.json {
         print_json(&units)?;
         return Ok(ExitCode::SUCCESS);

@@ -5,7 +5,7 @@ use color_eyre::eyre::{Result, WrapErr};
 use crate::cli::args::{SkillCommand, SkillsArgs};
 use crate::cli::context::Context;
 use crate::cli::output::{opt_time, print_json, safe};
-use strata::learning::skill::current;
+use strata::learning::skill::listed;
 
 pub fn add(ctx: &Context, command: &SkillCommand) -> Result<ExitCode> {
     let SkillCommand::Add { file, out } = command;
@@ -30,18 +30,7 @@ pub fn add(ctx: &Context, command: &SkillCommand) -> Result<ExitCode> {
 pub fn list(ctx: &Context, args: &SkillsArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;
     let known_at = args.known_at.unwrap_or(ctx.now);
-    let versions = store.skills()?;
-    let mut shown = if args.all {
-        versions
-            .into_iter()
-            .filter(|s| s.recorded_at <= known_at)
-            .collect::<Vec<_>>()
-    } else {
-        current(&versions, known_at)
-    };
-    if let Some(entity) = &args.entity {
-        shown.retain(|s| s.trigger_entities.contains(entity));
-    }
+    let shown = listed(store.skills()?, known_at, args.all, args.entity.as_ref());
     if args.out.json {
         print_json(&shown)?;
         return Ok(ExitCode::SUCCESS);
