@@ -30,7 +30,7 @@ fn eval_reports_every_combination_and_gates_on_ac1() {
     assert_eq!(demo["name"], "demo");
     assert_eq!(demo["queries"], 9);
     let rows = demo["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 14, "7 leg combinations x 2 fusion policies");
+    assert_eq!(rows.len(), 21, "7 leg combinations x 3 fusion policies");
     for r in rows {
         for m in ["ac1", "ac3", "mrr", "ndcg10"] {
             let v = r[m].as_f64().unwrap();

@@ -2,9 +2,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use strata::embed::EmbedderKind;
+use strata::embed::{EmbedderKind, MiniLmRuntime};
 use strata::model::{EntityKey, Timestamp};
-use strata::recall::{FusionPolicy, LegSet};
+use strata::recall::{FusionPolicy, LegSet, LegWeights};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -69,6 +69,9 @@ pub struct EmbedderArgs {
     /// Directory holding the MiniLM files [default: installed by scripts/install-model]
     #[arg(long, global = true, env = "STRATA_MINILM_DIR", value_name = "DIR")]
     pub minilm_dir: Option<PathBuf>,
+    /// Which runtime runs MiniLM: auto (ONNX Runtime, int8, where installed; else candle), onnx or candle (fp32)
+    #[arg(long, global = true, env = "STRATA_MINILM_RUNTIME", value_enum)]
+    pub minilm_runtime: Option<MiniLmRuntime>,
     /// OpenAI-compatible server root, e.g. http://127.0.0.1:11434
     #[arg(long, global = true, env = "STRATA_OPENAI_URL", value_name = "URL")]
     pub openai_url: Option<String>,
@@ -236,6 +239,9 @@ pub struct RecallArgs {
     pub legs: LegSet,
     #[arg(long, value_enum, default_value_t = FusionPolicy::Rrf)]
     pub fusion: FusionPolicy,
+    /// Leg weights for --fusion weighted, e.g. semantic=1,bm25=0.5,graph=0.5 [default: the config's [recall.weights], else those]
+    #[arg(long, value_name = "LEG=W,...")]
+    pub weights: Option<LegWeights>,
     /// Per-leg timeout
     #[arg(long, value_name = "MS")]
     pub timeout_ms: Option<u64>,

@@ -59,6 +59,7 @@ impl Context {
                 .minilm_dir
                 .or_else(|| e.minilm_dir.clone())
                 .unwrap_or_else(|| embed::minilm_dir(Some(&data_dir))),
+            minilm_runtime: args.minilm_runtime.or(e.minilm_runtime).unwrap_or_default(),
             openai_url: args
                 .openai_url
                 .or_else(|| e.openai_url.clone())
@@ -176,6 +177,9 @@ impl Context {
         }
         if let Some(n) = self.config.recall.leg_limit {
             stack.engine.leg_limit = n;
+        }
+        if let Some(w) = self.config.recall.weights {
+            stack.engine.weights = w;
         }
         stack
     }

@@ -74,6 +74,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
         .leg_timeout
         .or(ctx.config.recall.timeout_ms.map(Duration::from_millis));
     let leg_limit = ctx.config.recall.leg_limit;
+    let weights = ctx.config.recall.weights;
     let open_recall: RecallOpener = Box::new(move |store, progress| {
         let built = embed::build(&embedder)
             .map(Arc::from)
@@ -93,6 +94,9 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
         }
         if let Some(n) = leg_limit {
             stack.engine.leg_limit = n;
+        }
+        if let Some(w) = weights {
+            stack.engine.weights = w;
         }
         stack
     });

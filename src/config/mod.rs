@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::embed::EmbedderKind;
+use crate::embed::{EmbedderKind, MiniLmRuntime};
+use crate::recall::LegWeights;
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -59,6 +60,7 @@ pub struct ExtraPattern {
 pub struct EmbedderSection {
     pub kind: Option<EmbedderKind>,
     pub minilm_dir: Option<PathBuf>,
+    pub minilm_runtime: Option<MiniLmRuntime>,
     pub openai_url: Option<String>,
     pub openai_model: Option<String>,
     pub openai_dimension: Option<usize>,
@@ -70,6 +72,8 @@ pub struct EmbedderSection {
 pub struct RecallSection {
     pub timeout_ms: Option<u64>,
     pub leg_limit: Option<usize>,
+    /// `[recall.weights]`: each leg's weight under the `weighted` fusion policy.
+    pub weights: Option<LegWeights>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +104,7 @@ impl Config {
             }
         };
         // The parser quotes the offending line, which may hold a store URL's password.
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        let config: Config = toml::from_str(&text).map_err(|e| ConfigError::Parse {
             path: path.to_path_buf(),
             message: e
                 .to_string()
@@ -108,7 +112,14 @@ impl Config {
                 .map(crate::store::falkordb::mask_credentials)
                 .collect::<Vec<_>>()
                 .join("\n"),
-        })
+        })?;
+        if let Some(w) = &config.recall.weights {
+            w.check().map_err(|why| ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!("[recall.weights]: {why}"),
+            })?;
+        }
+        Ok(config)
     }
 }
 

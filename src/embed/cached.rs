@@ -31,6 +31,10 @@ impl Embedder for CachedEmbedder {
         self.inner.dimension()
     }
 
+    fn label(&self) -> String {
+        self.inner.label()
+    }
+
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.inner.embed_batch(texts)
     }

@@ -12,7 +12,9 @@ use serde::Serialize;
 
 pub use cached::CachedEmbedder;
 pub use hash::HashEmbedder;
-pub use minilm::{MINILM_DIMENSION, MINILM_MODEL, MiniLmEmbedder};
+pub use minilm::{
+    MINILM_DIMENSION, MINILM_INT8_MODEL, MINILM_MODEL, MiniLmEmbedder, MiniLmRuntime, peak,
+};
 pub use openai::OpenAiEmbedder;
 
 #[derive(Debug, thiserror::Error)]
@@ -79,6 +81,7 @@ pub trait Embedder: Send + Sync {
 pub struct EmbedderConfig {
     pub kind: EmbedderKind,
     pub minilm_dir: PathBuf,
+    pub minilm_runtime: MiniLmRuntime,
     pub openai_url: String,
     pub openai_model: String,
     pub openai_dimension: usize,
@@ -87,7 +90,10 @@ pub struct EmbedderConfig {
 
 pub fn build(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, EmbedError> {
     Ok(match config.kind {
-        EmbedderKind::Minilm => Box::new(MiniLmEmbedder::load(&config.minilm_dir)?),
+        EmbedderKind::Minilm => Box::new(MiniLmEmbedder::load_with(
+            &config.minilm_dir,
+            config.minilm_runtime,
+        )?),
         EmbedderKind::Openai => Box::new(OpenAiEmbedder::new(
             &config.openai_url,
             &config.openai_model,

@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::metrics::Metrics;
 use crate::demo::LabelledQuery;
 use crate::model::{AsOf, EntityKey, Timestamp};
-use crate::recall::{FusionPolicy, LegSet, RecallEngine, RecallRequest};
+use crate::recall::{FusionPolicy, LegSet, LegWeights, RecallEngine, RecallRequest};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricsRow {
@@ -25,6 +25,8 @@ pub struct DatasetReport {
     pub queries: usize,
     pub rule: String,
     pub embedder: String,
+    /// The legs' weights in the `weighted` rows.
+    pub weights: LegWeights,
     pub rows: Vec<MetricsRow>,
     /// Fused recall with every leg, milliseconds.
     pub latency_ms: Latency,
@@ -50,7 +52,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 const RANKED: usize = 10;
 
 /// Replays every labelled query at its own time (V = K = the query's time) for every leg
-/// combination under both fusion policies; the top [`RANKED`] are scored, the query's own
+/// combination under every fusion policy; the top [`RANKED`] are scored, the query's own
 /// incident left out.
 pub async fn evaluate(
     engine: &RecallEngine,
@@ -79,7 +81,7 @@ pub async fn evaluate(
     let mut rows = Vec::new();
     let mut latencies = Vec::new();
     for legs in LegSet::combinations() {
-        for fusion in [FusionPolicy::Rrf, FusionPolicy::Seed] {
+        for fusion in FusionPolicy::ALL {
             let mut scores = Vec::with_capacity(queries.len());
             for (label, entities) in &queries {
                 let at = Timestamp::from_datetime(label.at);
@@ -123,6 +125,7 @@ pub async fn evaluate(
         queries: queries.len(),
         rule: rule.to_string(),
         embedder: engine.embedder_label().to_string(),
+        weights: engine.weights,
         rows,
         latency_ms: Latency {
             p50: percentile(&latencies, 0.50),

@@ -146,7 +146,7 @@ pub const ACTIONS: &[ActionSpec] = &[
     spec("recall.semantic", "turn the semantic leg on or off"),
     spec("recall.bm25", "turn the BM25 leg on or off"),
     spec("recall.graph", "turn the graph leg on or off"),
-    spec("recall.fusion", "switch fusion between rrf and seed"),
+    spec("recall.fusion", "cycle fusion: rrf, seed, weighted"),
     spec_arg("recall.query", "TEXT", "set the recall query and run it"),
     spec_arg(
         "filter.text",

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::fusion::{self, FusionPolicy};
+use super::fusion::{self, FusionPolicy, LegWeights};
 use super::leg::{Leg, LegHits, LegQuery, LegSet, RecallLeg};
 use super::response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
@@ -31,6 +31,8 @@ pub struct RecallEngine {
     embedder_label: String,
     pub timeout: Duration,
     pub leg_limit: usize,
+    /// The legs' weights under [`super::FusionPolicy::Weighted`].
+    pub weights: LegWeights,
 }
 
 impl RecallEngine {
@@ -45,6 +47,7 @@ impl RecallEngine {
             embedder_label,
             timeout: DEFAULT_TIMEOUT,
             leg_limit: DEFAULT_LEG_LIMIT,
+            weights: LegWeights::default(),
         }
     }
 
@@ -106,6 +109,7 @@ impl RecallEngine {
                     fingerprints,
                     embed_ms,
                     note,
+                    ..
                 }))) => {
                     report.status = LegStatus::Ok;
                     report.hits = fingerprints.len();
@@ -164,7 +168,7 @@ impl RecallEngine {
             .iter()
             .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))
             .collect();
-        let results = fusion::rrf(&lists, &concluded, request.fusion, request.k)
+        let results = fusion::rrf(&lists, &concluded, request.fusion, &self.weights, request.k)
             .into_iter()
             .map(|f| RecallResult {
                 summary: episodes

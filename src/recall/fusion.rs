@@ -1,5 +1,6 @@
-//! Reciprocal Rank Fusion: `score = Σ 1/(60 + rank)` over the legs, ranks 0-based, and two
-//! orderings of the fused list.
+//! Reciprocal Rank Fusion: `score = Σ 1/(60 + rank)` over the legs, ranks 0-based, and three
+//! policies: plain RRF and the source design's ordering of it, and weighted RRF
+//! (`score = Σ w_leg/(60 + rank)`).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -30,6 +31,81 @@ pub enum FusionPolicy {
     Rrf,
     /// The source design: legs hit ↓, concluded_at ↓, score ↓, fingerprint ↑
     Seed,
+    /// Weighted RRF, each leg's reciprocal rank times its weight; then as rrf
+    Weighted,
+}
+
+/// Each leg's weight under [`FusionPolicy::Weighted`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LegWeights {
+    pub semantic: f64,
+    pub bm25: f64,
+    pub graph: f64,
+}
+
+impl Default for LegWeights {
+    /// The semantic leg leads: on the GitBugs dev set it is the strongest leg by 0.2 MRR, and
+    /// on the postmortems the graph leg is; half weight for the others is the measured middle
+    /// (README, "Evaluation").
+    fn default() -> Self {
+        LegWeights {
+            semantic: 1.0,
+            bm25: 0.5,
+            graph: 0.5,
+        }
+    }
+}
+
+impl LegWeights {
+    pub fn get(&self, leg: Leg) -> f64 {
+        match leg {
+            Leg::Semantic => self.semantic,
+            Leg::Bm25 => self.bm25,
+            Leg::Graph => self.graph,
+        }
+    }
+
+    /// Every weight finite and not negative, at least one above zero.
+    pub fn check(&self) -> Result<(), String> {
+        for leg in Leg::ALL {
+            let w = self.get(leg);
+            if !w.is_finite() || w < 0.0 {
+                return Err(format!(
+                    "weight of the {leg} leg is {w}; expected a finite number ≥ 0"
+                ));
+            }
+        }
+        if Leg::ALL.iter().all(|l| self.get(*l) == 0.0) {
+            return Err("every leg weight is 0; expected at least one above 0".into());
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for LegWeights {
+    type Err = String;
+
+    /// `semantic=1,bm25=0.5,graph=0.5`; a leg left out keeps its default weight.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut w = LegWeights::default();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (leg, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("{part:?}: expected LEG=WEIGHT, e.g. bm25=0.5"))?;
+            let value: f64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("{part:?}: the weight is not a number"))?;
+            match leg.trim().parse::<Leg>()? {
+                Leg::Semantic => w.semantic = value,
+                Leg::Bm25 => w.bm25 = value,
+                Leg::Graph => w.graph = value,
+            }
+        }
+        w.check()?;
+        Ok(w)
+    }
 }
 
 impl FusionPolicy {
@@ -37,12 +113,28 @@ impl FusionPolicy {
         match self {
             FusionPolicy::Rrf => "rrf",
             FusionPolicy::Seed => "seed",
+            FusionPolicy::Weighted => "weighted",
+        }
+    }
+
+    pub const ALL: [FusionPolicy; 3] = [
+        FusionPolicy::Rrf,
+        FusionPolicy::Seed,
+        FusionPolicy::Weighted,
+    ];
+
+    /// The next policy, for a key that cycles through them.
+    pub fn next(self) -> Self {
+        match self {
+            FusionPolicy::Rrf => FusionPolicy::Seed,
+            FusionPolicy::Seed => FusionPolicy::Weighted,
+            FusionPolicy::Weighted => FusionPolicy::Rrf,
         }
     }
 
     pub fn keys(self) -> [OrderKey; 4] {
         match self {
-            FusionPolicy::Rrf => [
+            FusionPolicy::Rrf | FusionPolicy::Weighted => [
                 OrderKey::Score,
                 OrderKey::LegsHit,
                 OrderKey::ConcludedAt,
@@ -65,7 +157,10 @@ impl FromStr for FusionPolicy {
         match s {
             "rrf" => Ok(FusionPolicy::Rrf),
             "seed" => Ok(FusionPolicy::Seed),
-            other => Err(format!("unknown fusion {other:?}; expected rrf or seed")),
+            "weighted" => Ok(FusionPolicy::Weighted),
+            other => Err(format!(
+                "unknown fusion {other:?}; expected rrf, seed or weighted"
+            )),
         }
     }
 }
@@ -155,12 +250,14 @@ fn compare(policy: FusionPolicy, a: &Fused, b: &Fused) -> (Ordering, Option<Orde
     (Ordering::Equal, None)
 }
 
-/// Fuses the legs' ranked lists (best first) and keeps the top `k` under `policy`.
-/// Fingerprints missing from `concluded_at` sort as oldest.
+/// Fuses the legs' ranked lists (best first) and keeps the top `k` under `policy`; `weights`
+/// count only under [`FusionPolicy::Weighted`]. Fingerprints missing from `concluded_at` sort
+/// as oldest.
 pub fn rrf(
     lists: &[(Leg, Vec<String>)],
     concluded_at: &HashMap<String, Timestamp>,
     policy: FusionPolicy,
+    weights: &LegWeights,
     k: usize,
 ) -> Vec<Fused> {
     let mut by_fp: HashMap<&str, Fused> = HashMap::new();
@@ -183,7 +280,11 @@ pub fn rrf(
             if slot.is_some() {
                 continue;
             }
-            let contribution = 1.0 / (RRF_K + rank as f64);
+            let weight = match policy {
+                FusionPolicy::Weighted => weights.get(*leg),
+                FusionPolicy::Rrf | FusionPolicy::Seed => 1.0,
+            };
+            let contribution = weight / (RRF_K + rank as f64);
             *slot = Some(LegRank { rank, contribution });
             entry.legs_hit += 1;
         }
@@ -236,6 +337,7 @@ mod tests {
             &lists,
             &times(&[("A", 1), ("B", 2), ("C", 3)]),
             FusionPolicy::Rrf,
+            &LegWeights::default(),
             10,
         );
         let a = out.iter().find(|f| f.fingerprint == "A").unwrap();
@@ -271,13 +373,13 @@ mod tests {
             ),
         ];
         let t = times(&[("X", 100), ("Y", 10), ("Z", 20)]);
-        let seed = rrf(&lists, &t, FusionPolicy::Seed, 3);
+        let seed = rrf(&lists, &t, FusionPolicy::Seed, &LegWeights::default(), 3);
         let order: Vec<_> = seed.iter().map(|f| f.fingerprint.as_str()).collect();
         assert_eq!(order, ["Z", "Y", "X"]);
         assert_eq!(seed[1].decided_by, Some(OrderKey::ConcludedAt));
         assert_eq!(seed[2].decided_by, Some(OrderKey::LegsHit));
         // Under rrf the score leads: a single first place (1/60) beats two late ranks?
-        let plain = rrf(&lists, &t, FusionPolicy::Rrf, 20);
+        let plain = rrf(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 20);
         let y = plain.iter().find(|f| f.fingerprint == "Y").unwrap();
         let x = plain.iter().find(|f| f.fingerprint == "X").unwrap();
         assert!(
@@ -299,12 +401,12 @@ mod tests {
             (Leg::Bm25, fps(&["OLD", "F8", "F9", "NEW"])),
         ];
         let t = times(&[("OLD", 1), ("NEW", 1000)]);
-        let seed = rrf(&lists, &t, FusionPolicy::Seed, 2);
+        let seed = rrf(&lists, &t, FusionPolicy::Seed, &LegWeights::default(), 2);
         assert_eq!(
             seed[0].fingerprint, "NEW",
             "seed: recency among equal breadth"
         );
-        let plain = rrf(&lists, &t, FusionPolicy::Rrf, 2);
+        let plain = rrf(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 2);
         assert_eq!(plain[0].fingerprint, "OLD", "rrf: the exact match leads");
     }
 
@@ -315,10 +417,10 @@ mod tests {
             (Leg::Graph, fps(&["D", "A", "B", "C"])),
         ];
         let t = times(&[("A", 5), ("B", 5), ("C", 5), ("D", 5)]);
-        for policy in [FusionPolicy::Rrf, FusionPolicy::Seed] {
-            let full = rrf(&lists, &t, policy, 10);
+        for policy in FusionPolicy::ALL {
+            let full = rrf(&lists, &t, policy, &LegWeights::default(), 10);
             assert_eq!(full.len(), 4);
-            let again = rrf(&lists, &t, policy, 10);
+            let again = rrf(&lists, &t, policy, &LegWeights::default(), 10);
             assert_eq!(full, again);
             for w in full.windows(2) {
                 assert_eq!(
@@ -327,17 +429,74 @@ mod tests {
                     "strict: no ties left"
                 );
             }
-            let top2 = rrf(&lists, &t, policy, 2);
+            let top2 = rrf(&lists, &t, policy, &LegWeights::default(), 2);
             assert_eq!(top2.len(), 2);
             assert_eq!(top2[..], full[..2]);
-            assert!(rrf(&lists, &t, policy, 0).is_empty());
+            assert!(rrf(&lists, &t, policy, &LegWeights::default(), 0).is_empty());
         }
         // Equal scores, legs and times: the fingerprint decides.
-        let full = rrf(&lists, &t, FusionPolicy::Rrf, 10);
+        let full = rrf(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 10);
         let tied: Vec<_> = full
             .iter()
             .filter(|f| f.decided_by == Some(OrderKey::Fingerprint))
             .collect();
         assert!(!tied.is_empty());
+    }
+
+    #[test]
+    fn weighted_scales_each_legs_reciprocal_rank() {
+        let lists = vec![
+            (Leg::Semantic, fps(&["A", "B"])),
+            (Leg::Bm25, fps(&["B", "A"])),
+        ];
+        let t = times(&[("A", 1), ("B", 2)]);
+        let w: LegWeights = "semantic=1,bm25=0.25".parse().unwrap();
+        let out = rrf(&lists, &t, FusionPolicy::Weighted, &w, 10);
+        assert_eq!(
+            out[0].fingerprint, "A",
+            "the heavier leg's first place leads"
+        );
+        assert!((out[0].rrf_score - (1.0 / 60.0 + 0.25 / 61.0)).abs() < 1e-15);
+        assert_eq!(out[0].per_leg.bm25.unwrap().contribution, 0.25 / 61.0);
+        // Under rrf the same lists tie, and the newer (B) wins.
+        assert_eq!(
+            rrf(&lists, &t, FusionPolicy::Rrf, &w, 10)[0].fingerprint,
+            "B"
+        );
+        // A leg weighted 0 contributes nothing.
+        let off: LegWeights = "bm25=0".parse().unwrap();
+        let out = rrf(&lists, &t, FusionPolicy::Weighted, &off, 10);
+        assert_eq!(out[1].rrf_score, 1.0 / 61.0);
+    }
+
+    #[test]
+    fn weights_parse_and_name_what_is_wrong() {
+        let w: LegWeights = " graph=2 ".parse().unwrap();
+        assert_eq!((w.semantic, w.bm25, w.graph), (1.0, 0.5, 2.0));
+        assert!(
+            "graph"
+                .parse::<LegWeights>()
+                .unwrap_err()
+                .contains("LEG=WEIGHT")
+        );
+        assert!(
+            "graph=x"
+                .parse::<LegWeights>()
+                .unwrap_err()
+                .contains("not a number")
+        );
+        assert!(
+            "vector=1"
+                .parse::<LegWeights>()
+                .unwrap_err()
+                .contains("unknown leg")
+        );
+        assert!("bm25=-1".parse::<LegWeights>().unwrap_err().contains("≥ 0"));
+        assert!(
+            "semantic=0,bm25=0,graph=0"
+                .parse::<LegWeights>()
+                .unwrap_err()
+                .contains("at least one")
+        );
     }
 }

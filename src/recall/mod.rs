@@ -14,7 +14,7 @@ mod open;
 mod response;
 
 pub use engine::{DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, RecallEngine, RecallRequest};
-pub use fusion::{FusionPolicy, OrderKey};
+pub use fusion::{FusionPolicy, LegWeights, OrderKey};
 pub use leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 pub use open::{RecallStack, StackOptions};
 pub use response::{

@@ -207,6 +207,13 @@ pub trait MemoryStore: Send + Sync {
         Ok(None)
     }
 
+    /// How many episodes have a fact about each entity (valid or not), in order, for stores
+    /// that count next to the data. `None`: the caller counts [`Self::entity_links`].
+    fn mention_counts(&self, entities: &[EntityKey]) -> Result<Option<Vec<u64>>, StoreError> {
+        let _ = entities;
+        Ok(None)
+    }
+
     /// Every lineage edge reachable from `fingerprint` through edges recorded by `known_at`:
     /// backwards, the priors it superseded and theirs; forwards, what superseded it and so on.
     /// `None`: callers walk [`Self::supersedes`] / [`Self::superseded_by`] edge by edge.

@@ -77,9 +77,7 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             dir,
         } => super::bench_mcp::run(ctx, *episodes, *queries, dir.as_deref()),
         BenchCommand::BigFile { mib, dir } => super::bench_big_file::run(ctx, *mib, dir.as_deref()),
-        BenchCommand::Embed { queries, batch } => {
-            super::bench_recall::run_embed(ctx, *queries, *batch)
-        }
+        BenchCommand::Embed { queries, batch } => super::bench_embed::run(ctx, *queries, *batch),
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::bench::{fill, scratch_dir};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
-use strata::embed::{self, CachedEmbedder, Embedder, EmbedderKind, HashEmbedder};
+use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
 use strata::index::VectorLocation;
 use strata::model::{AsOf, EntityKey};
 use strata::recall::{
@@ -235,65 +235,4 @@ pub(crate) fn time_recalls(
         t.fused.push(r.latency_ms);
     }
     Ok(t)
-}
-
-#[derive(Serialize)]
-struct EmbedBench {
-    embedder: String,
-    query_tokens_approx: usize,
-    query_ms: Percentiles,
-    batch_texts: usize,
-    batch_seconds: f64,
-    batch_texts_per_s: f64,
-    target_query_p95_ms: f64,
-    target_batch_texts_per_s: f64,
-    meets_targets: bool,
-}
-
-/// Single-query latency for a ~30-token incident description and batch throughput.
-pub fn run_embed(ctx: &Context, queries: usize, batch: usize) -> Result<ExitCode> {
-    let embedder = embed::build(&ctx.embedder).map_err(|e| eyre!("{e}"))?;
-    let query = "Users are stuck in a login loop on the SSO portal after the authelia session \
-                 secret was rotated; sessions fail with 401 Unauthorized";
-    embedder.embed(query).map_err(|e| eyre!("{e}"))?;
-    let mut times = Vec::new();
-    for _ in 0..queries {
-        let t = Instant::now();
-        embedder.embed(query).map_err(|e| eyre!("{e}"))?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    let texts: Vec<String> = strata::demo::generate()
-        .records
-        .iter()
-        .cycle()
-        .take(batch)
-        .map(|r| {
-            format!(
-                "{}\n{}",
-                r.record["summary_nl"].as_str().unwrap_or(""),
-                r.record["resolution_nl"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let t = Instant::now();
-    embedder.embed_batch(&refs).map_err(|e| eyre!("{e}"))?;
-    let seconds = t.elapsed().as_secs_f64();
-    let query_ms = percentiles(times);
-    let rate = batch as f64 / seconds.max(f64::EPSILON);
-    let meets = embedder.kind() != EmbedderKind::Hash && query_ms.p95 <= 15.0 && rate >= 100.0;
-    print_json(
-        &serde_json::json!({ "bench": "embed", "results": [EmbedBench {
-            embedder: embedder.label(),
-            query_tokens_approx: 30,
-            query_ms,
-            batch_texts: batch,
-            batch_seconds: seconds,
-            batch_texts_per_s: rate,
-            target_query_p95_ms: 15.0,
-            target_batch_texts_per_s: 100.0,
-            meets_targets: meets,
-        }]}),
-    )?;
-    Ok(ExitCode::SUCCESS)
 }

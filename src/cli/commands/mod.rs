@@ -1,6 +1,7 @@
 pub mod bench;
 pub mod bench_big_file;
 pub mod bench_concurrent;
+pub mod bench_embed;
 pub mod bench_explorer;
 pub mod bench_live;
 pub mod bench_mcp;

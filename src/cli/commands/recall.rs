@@ -19,6 +19,9 @@ pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
     if let Some(n) = args.leg_limit {
         stack.engine.leg_limit = n;
     }
+    if let Some(w) = args.weights {
+        stack.engine.weights = w;
+    }
     let request = RecallRequest {
         text: args.text.clone(),
         entities: args.entities.clone(),

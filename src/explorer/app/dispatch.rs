@@ -7,7 +7,7 @@ use crate::explorer::ui::layout;
 use crate::explorer::worker::Request;
 use crate::model::{AsOf, EntityKey, FactState, Timestamp};
 use crate::query::{FactView, LineageLink};
-use crate::recall::{FusionPolicy, RecallRequest};
+use crate::recall::RecallRequest;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -114,10 +114,7 @@ impl App {
                 }
             }
             Action::RecallFusion => {
-                self.recall.fusion = match self.recall.fusion {
-                    FusionPolicy::Rrf => FusionPolicy::Seed,
-                    FusionPolicy::Seed => FusionPolicy::Rrf,
-                };
+                self.recall.fusion = self.recall.fusion.next();
                 self.rerun_recall();
             }
             Action::RecallQuery(text) => {

@@ -10,6 +10,10 @@ use crate::store::{EntityLink, MemoryStore};
 /// a provider) would pull in the whole graph and say nothing about relatedness.
 const HUB_FACTS: usize = 500;
 
+/// A seed entity that more than this share of the episodes mention is not followed: it links
+/// the query to most of memory and says nothing about which incident is like it.
+const MAX_SEED_SHARE: f64 = 0.5;
+
 /// Breadth-first from the implicated entities over facts valid at the as-of point:
 /// hop 1 = episodes with a fact about a seed entity; hop 2 = episodes sharing an entity with,
 /// or linked by SUPERSEDES to, a hop-1 episode. Ranked by hop, then shared entities, then
@@ -30,6 +34,8 @@ pub struct GraphLeg {
 struct View {
     generation: Option<u64>,
     sequence: u64,
+    /// Episodes in the store as of the last catch-up: the denominator of seed specificity.
+    episodes: u64,
     dictionary: Arc<EntityDictionary>,
 }
 
@@ -97,7 +103,7 @@ const CATCH_UP_EPISODES: usize = 20_000;
 struct Candidate {
     hop: u8,
     /// Distinct seeds of a hop-1 candidate.
-    hop1_shared: usize,
+    hop1_shared: f64,
     shared: BTreeSet<EntityKey>,
     /// Known from the traversal's compact links; looked up for lineage-only candidates.
     concluded_at: Option<Timestamp>,
@@ -107,7 +113,7 @@ impl Candidate {
     fn new(hop: u8) -> Self {
         Candidate {
             hop,
-            hop1_shared: 0,
+            hop1_shared: 0.0,
             shared: BTreeSet::new(),
             concluded_at: None,
         }
@@ -162,6 +168,7 @@ impl GraphLeg {
         } else {
             None
         };
+        let episodes = self.store.stats().map_err(LegError::from_display)?.episodes;
         let (sequence, dictionary) = match caught_up {
             Some(done) => done,
             None => self.rebuild()?,
@@ -170,6 +177,7 @@ impl GraphLeg {
             *v = View {
                 generation: Some(generation),
                 sequence,
+                episodes,
                 dictionary: dictionary.clone(),
             };
         }
@@ -354,26 +362,52 @@ impl RecallLeg for GraphLeg {
                 seeds.push(found);
             }
         }
+        let episodes = self.view.read().map_or(0, |v| v.episodes).max(1);
+        let counted = self
+            .store
+            .mention_counts(&seeds)
+            .map_err(LegError::from_display)?;
+        let mut followed = Vec::with_capacity(seeds.len());
+        let mut described = Vec::with_capacity(seeds.len());
+        for (i, seed) in seeds.into_iter().enumerate() {
+            let mentioned_by = match &counted {
+                Some(counts) => counts.get(i).copied().unwrap_or(0),
+                None => self.all_links(&seed)?.episodes.len() as u64,
+            };
+            let share = mentioned_by as f64 / episodes as f64;
+            if share > MAX_SEED_SHARE {
+                described.push(format!(
+                    "{seed} (in {:.0}% of episodes: not followed)",
+                    share.min(1.0) * 100.0
+                ));
+                continue;
+            }
+            described.push(seed.to_string());
+            followed.push(seed);
+        }
         let note = Some(format!(
             "seeds: {}",
-            if seeds.is_empty() {
+            if described.is_empty() {
                 "none".to_string()
             } else {
-                seeds
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                described.join(", ")
             }
         ));
+        if followed.is_empty() {
+            return Ok(LegHits {
+                note,
+                ..LegHits::default()
+            });
+        }
+        let seeds = followed;
         if let Some(hits) = self
             .store
             .walk(&seeds, &q.as_of, HUB_FACTS, q.limit)
             .map_err(LegError::from_display)?
         {
-            let mut ranked: Vec<(u8, usize, Timestamp, String)> = hits
+            let mut ranked: Vec<(u8, f64, Timestamp, String)> = hits
                 .into_iter()
-                .map(|h| (h.hop, h.shared, h.concluded_at, h.fingerprint))
+                .map(|h| (h.hop, h.shared as f64, h.concluded_at, h.fingerprint))
                 .collect();
             return Ok(rank(&mut ranked, q.limit, note));
         }
@@ -384,20 +418,22 @@ impl RecallLeg for GraphLeg {
             .map(|s| self.all_links(s))
             .collect::<Result<Vec<_>, _>>()?;
         // episode -> (1 + index of the last seed counted, distinct seeds, concluded_at)
-        let mut hop1: HashMap<&str, (usize, usize, Timestamp)> = HashMap::new();
+        let mut hop1: HashMap<&str, (usize, f64, Timestamp)> = HashMap::new();
         for (i, links) in seed_links.iter().enumerate() {
             for link in links.list.iter().filter(|l| link_valid(l, &q.as_of)) {
-                let c =
-                    hop1.entry(link.episode.as_str())
-                        .or_insert((0, 0, link.episode_concluded_at));
+                let c = hop1.entry(link.episode.as_str()).or_insert((
+                    0,
+                    0.0,
+                    link.episode_concluded_at,
+                ));
                 if c.0 != i + 1 {
                     c.0 = i + 1;
-                    c.1 += 1;
+                    c.1 += 1.0;
                 }
             }
         }
         if hop1.len() >= q.limit {
-            let mut ranked: Vec<(u8, usize, Timestamp, &str)> =
+            let mut ranked: Vec<(u8, f64, Timestamp, &str)> =
                 hop1.iter().map(|(fp, c)| (1, c.1, c.2, *fp)).collect();
             return Ok(rank(&mut ranked, q.limit, note));
         }
@@ -420,7 +456,7 @@ impl RecallLeg for GraphLeg {
                 }
             }
         }
-        let mut ranked: Vec<(u8, usize, Timestamp, String)> = Vec::with_capacity(found.len());
+        let mut ranked: Vec<(u8, f64, Timestamp, String)> = Vec::with_capacity(found.len());
         for (fp, c) in found {
             let concluded_at = match c.concluded_at {
                 Some(t) => t,
@@ -434,7 +470,7 @@ impl RecallLeg for GraphLeg {
             let shared = if c.hop == 1 {
                 c.hop1_shared
             } else {
-                c.shared.len()
+                c.shared.len() as f64
             };
             ranked.push((c.hop, shared, concluded_at, fp));
         }
@@ -444,13 +480,13 @@ impl RecallLeg for GraphLeg {
 
 /// Hop, then shared entities (more first), then recency, then fingerprint: the best `limit`.
 fn rank<S: AsRef<str>>(
-    ranked: &mut Vec<(u8, usize, Timestamp, S)>,
+    ranked: &mut Vec<(u8, f64, Timestamp, S)>,
     limit: usize,
     note: Option<String>,
 ) -> LegHits {
-    let order = |a: &(u8, usize, Timestamp, S), b: &(u8, usize, Timestamp, S)| {
+    let order = |a: &(u8, f64, Timestamp, S), b: &(u8, f64, Timestamp, S)| {
         a.0.cmp(&b.0)
-            .then(b.1.cmp(&a.1))
+            .then(b.1.total_cmp(&a.1))
             .then(b.2.cmp(&a.2))
             .then_with(|| a.3.as_ref().cmp(b.3.as_ref()))
     };
@@ -462,6 +498,7 @@ fn rank<S: AsRef<str>>(
     }
     ranked.sort_by(order);
     LegHits {
+        scores: ranked.iter().map(|r| r.1).collect(),
         fingerprints: ranked.iter().map(|r| r.3.as_ref().to_string()).collect(),
         embed_ms: None,
         note,

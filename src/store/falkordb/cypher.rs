@@ -176,6 +176,11 @@ pub const ENTITY_LINKS: &str = "MATCH (n:MemoryEntity {entity_type: $t, entity_r
      RETURN e.incident_fingerprint, type(r), r.t_valid, r.t_invalid, r.ingested_at, r.expired_at, \
      e.concluded_at, e.ingested_at, e.t_valid";
 
+/// Episodes with a fact about each entity, in the order of `$keys`.
+pub const MENTION_COUNTS: &str = "UNWIND range(0, size($keys) - 1) AS i WITH i, $keys[i] AS k \
+     OPTIONAL MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r})<-[:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
+     RETURN i, count(DISTINCT e) ORDER BY i";
+
 pub const ENTITIES: &str = "MATCH (n:MemoryEntity) RETURN n.entity_type, n.entity_ref";
 
 pub const EXISTING_ENTITIES: &str = "UNWIND $keys AS k MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r}) \

@@ -482,6 +482,34 @@ impl MemoryStore for FalkorStore {
         Ok(Some(edges))
     }
 
+    fn mention_counts(&self, entities: &[EntityKey]) -> Result<Option<Vec<u64>>, StoreError> {
+        if entities.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let keys = Param::List(
+            entities
+                .iter()
+                .map(|k| {
+                    Param::Map(vec![
+                        ("t", Param::from(k.entity_type.as_str())),
+                        ("r", Param::from(k.entity_ref.as_str())),
+                    ])
+                })
+                .collect(),
+        );
+        let mut counts = vec![0u64; entities.len()];
+        for row in self
+            .query(cypher::MENTION_COUNTS, &[("keys", keys)])?
+            .iter()
+        {
+            let i = usize::try_from(row.int(0)?).unwrap_or(usize::MAX);
+            if let Some(slot) = counts.get_mut(i) {
+                *slot = u64::try_from(row.int(1)?).unwrap_or(0);
+            }
+        }
+        Ok(Some(counts))
+    }
+
     fn walk(
         &self,
         seeds: &[EntityKey],
