@@ -529,3 +529,77 @@ fn learning_layer_skills_and_code_units() {
         out
     });
 }
+
+/// A seed that most of a large memory mentions is not followed, on either store, and the
+/// graph leg says so; a specific seed beside it still is.
+#[test]
+fn graph_leg_does_not_follow_a_seed_most_episodes_mention() {
+    let records: Vec<serde_json::Value> = (0..30)
+        .map(|i| {
+            let day = i % 28 + 1;
+            let mut r = record(
+                &format!("INC-{i:02}"),
+                &format!("2026-03-{day:02}T10:00:00Z"),
+            );
+            if i < 4 {
+                r["mentions"] = json!([
+                    {"entity_type": "service", "entity_ref": "authelia"},
+                    {"entity_type": "host", "entity_ref": "db-7"}
+                ]);
+            }
+            r
+        })
+        .collect();
+    let scenario = |store: Arc<dyn MemoryStore>, dir: &std::path::Path| {
+        ingest_at(store.as_ref(), &records, "2026-04-01T00:00:00Z").unwrap();
+        let stack = RecallStack::open(
+            store,
+            Ok(Arc::new(HashEmbedder::default())),
+            &StackOptions {
+                index_dir: dir.join("index"),
+                sync: true,
+                vectors: Default::default(),
+            },
+            &mut |_, _| {},
+        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut out = String::new();
+        for entities in [
+            &["service:authelia"][..],
+            &["service:authelia", "host:db-7"],
+        ] {
+            let r = runtime.block_on(stack.engine.recall(&RecallRequest {
+                text: "login loop".into(),
+                entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
+                as_of: AsOf::now(ts("2026-05-01T00:00:00Z")),
+                k: 10,
+                legs: LegSet::of(&[Leg::Graph]),
+                fusion: FusionPolicy::Rrf,
+            }));
+            assert_eq!(r.legs.graph.status, LegStatus::Ok);
+            let note = r.legs.graph.note.clone().unwrap_or_default();
+            assert!(
+                note.contains("service|authelia (in 100% of episodes: not followed)"),
+                "{note}"
+            );
+            let found: Vec<String> = r.results.iter().map(|x| x.fingerprint.clone()).collect();
+            if entities.len() == 1 {
+                assert!(found.is_empty(), "{found:?}");
+            } else {
+                assert_eq!(found, ["INC-03", "INC-02", "INC-01", "INC-00"]);
+            }
+            writeln!(out, "{entities:?}: {found:?} {note}").unwrap();
+        }
+        out
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let embedded: Arc<dyn MemoryStore> =
+        Arc::new(strata::store::embedded::EmbeddedStore::open(&dir.path().join("store")).unwrap());
+    let a = scenario(embedded, &dir.path().join("e"));
+    let b = scenario(Arc::new(falkordb::store("hub_seed")), &dir.path().join("f"));
+    same("hub seed", &a, &b);
+}

@@ -194,16 +194,18 @@ pub trait MemoryStore: Send + Sync {
     fn check(&self) -> Result<IntegrityReport, StoreError>;
 
     /// The graph leg's walk (hop 1 from `seeds`, hop 2 through shared entities of at most
-    /// `hub_facts` valid facts and through lineage, when hop 1 found fewer than `limit`), for
-    /// stores that run it next to the data. `None`: the leg walks [`Self::entity_links`] itself.
+    /// `hub_facts` valid facts, other than the seeds and `skip`, and through lineage, when hop 1
+    /// found fewer than `limit`), for stores that run it next to the data. `None`: the leg walks
+    /// [`Self::entity_links`] itself.
     fn walk(
         &self,
         seeds: &[EntityKey],
+        skip: &[EntityKey],
         as_of: &crate::model::AsOf,
         hub_facts: usize,
         limit: usize,
     ) -> Result<Option<Vec<WalkHit>>, StoreError> {
-        let _ = (seeds, as_of, hub_facts, limit);
+        let _ = (seeds, skip, as_of, hub_facts, limit);
         Ok(None)
     }
 

@@ -11,13 +11,16 @@ use crate::store::{EntityLink, MemoryStore};
 const HUB_FACTS: usize = 500;
 
 /// A seed entity that more than this share of the episodes mention is not followed: it links
-/// the query to most of memory and says nothing about which incident is like it.
+/// the query to most of memory and says nothing about which incident is like it...
 const MAX_SEED_SHARE: f64 = 0.5;
+/// ...once that is more than this many episodes: in a small memory every entity is common.
+const MIN_SEED_HUB: u64 = 20;
 
 /// Breadth-first from the implicated entities over facts valid at the as-of point:
 /// hop 1 = episodes with a fact about a seed entity; hop 2 = episodes sharing an entity with,
 /// or linked by SUPERSEDES to, a hop-1 episode. Ranked by hop, then shared entities, then
-/// recency, then fingerprint.
+/// recency, then fingerprint. Seeds that most of a large memory mentions are not followed, and
+/// the note says so; with none left the leg returns nothing.
 pub struct GraphLeg {
     store: Arc<dyn MemoryStore>,
     view: RwLock<View>,
@@ -368,6 +371,7 @@ impl RecallLeg for GraphLeg {
             .mention_counts(&seeds)
             .map_err(LegError::from_display)?;
         let mut followed = Vec::with_capacity(seeds.len());
+        let mut common = Vec::new();
         let mut described = Vec::with_capacity(seeds.len());
         for (i, seed) in seeds.into_iter().enumerate() {
             let mentioned_by = match &counted {
@@ -375,11 +379,12 @@ impl RecallLeg for GraphLeg {
                 None => self.all_links(&seed)?.episodes.len() as u64,
             };
             let share = mentioned_by as f64 / episodes as f64;
-            if share > MAX_SEED_SHARE {
+            if share > MAX_SEED_SHARE && mentioned_by > MIN_SEED_HUB {
                 described.push(format!(
                     "{seed} (in {:.0}% of episodes: not followed)",
                     share.min(1.0) * 100.0
                 ));
+                common.push(seed);
                 continue;
             }
             described.push(seed.to_string());
@@ -402,7 +407,7 @@ impl RecallLeg for GraphLeg {
         let seeds = followed;
         if let Some(hits) = self
             .store
-            .walk(&seeds, &q.as_of, HUB_FACTS, q.limit)
+            .walk(&seeds, &common, &q.as_of, HUB_FACTS, q.limit)
             .map_err(LegError::from_display)?
         {
             let mut ranked: Vec<(u8, f64, Timestamp, String)> = hits
@@ -446,9 +451,11 @@ impl RecallLeg for GraphLeg {
                 (fp.to_string(), candidate)
             })
             .collect();
-        // Hop 1 came back short: widen through shared entities and lineage.
+        // Hop 1 came back short: widen through shared entities and lineage, never through a
+        // seed, followed or not.
+        let not_bridges: Vec<EntityKey> = seeds.iter().chain(&common).cloned().collect();
         for fp in hop1.keys() {
-            for (entity, other, concluded_at) in self.bridges(fp, &seeds, &q.as_of)? {
+            for (entity, other, concluded_at) in self.bridges(fp, &not_bridges, &q.as_of)? {
                 let c = found.entry(other).or_insert_with(|| Candidate::new(2));
                 if c.hop == 2 {
                     c.shared.insert(entity);

@@ -513,11 +513,12 @@ impl MemoryStore for FalkorStore {
     fn walk(
         &self,
         seeds: &[EntityKey],
+        skip: &[EntityKey],
         as_of: &AsOf,
         hub_facts: usize,
         limit: usize,
     ) -> Result<Option<Vec<WalkHit>>, StoreError> {
-        self.walk_in_cypher(seeds, as_of, hub_facts, limit)
+        self.walk_in_cypher(seeds, skip, as_of, hub_facts, limit)
             .map(Some)
     }
 }

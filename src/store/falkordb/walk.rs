@@ -11,6 +11,7 @@ impl FalkorStore {
     pub(super) fn walk_in_cypher(
         &self,
         seeds: &[EntityKey],
+        skip: &[EntityKey],
         as_of: &AsOf,
         hub_facts: usize,
         limit: usize,
@@ -52,7 +53,13 @@ impl FalkorStore {
                 .map(|h| Param::from(h.fingerprint.as_str()))
                 .collect(),
         );
-        let seed_keys = Param::List(seeds.iter().map(|s| Param::Str(s.to_string())).collect());
+        let seed_keys = Param::List(
+            seeds
+                .iter()
+                .chain(skip)
+                .map(|s| Param::Str(s.to_string()))
+                .collect(),
+        );
         let mut second: HashMap<String, (Timestamp, BTreeSet<EntityKey>)> = HashMap::new();
         let mut p = at.to_vec();
         p.extend([
