@@ -513,3 +513,63 @@ fn graph_leg_sees_episodes_written_after_its_links_were_cached() {
         "the cached links were refreshed"
     );
 }
+
+/// A first launch in a terminal: the text index and graph are brought up at once, the vectors
+/// left to a background catch-up. Until it finishes the semantic leg answers nothing and says
+/// how far the embedding got; BM25 and the graph answer as usual.
+#[test]
+fn while_the_memory_is_embedded_bm25_and_graph_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let s = RecallStack::open(
+        store.clone(),
+        Ok(Arc::new(HashEmbedder::default())),
+        &StackOptions {
+            index_dir: dir.path().join("index"),
+            sync: false,
+            vectors: Default::default(),
+        },
+        &mut |_, _| {},
+    );
+    assert!(s.open_warming(store.as_ref()).is_empty());
+    let total = store.stats().unwrap().episodes;
+    assert_eq!(
+        s.warming.reason().as_deref(),
+        Some(
+            format!(
+                "embedding the memory: 0 of {total} episodes; the semantic leg answers when that is done"
+            )
+            .as_str()
+        )
+    );
+    let rt = runtime();
+    let q = request(
+        "authelia login loop after config change",
+        &["service:authelia"],
+    );
+    let warming = rt.block_on(s.engine.recall(&q));
+    assert_eq!(warming.legs.semantic.status, LegStatus::Failed);
+    assert!(
+        warming
+            .legs
+            .semantic
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("embedding the memory"),
+        "{:?}",
+        warming.legs.semantic
+    );
+    assert_eq!(warming.legs.bm25.status, LegStatus::Ok);
+    assert_eq!(warming.legs.graph.status, LegStatus::Ok);
+    assert!(!warming.results.is_empty());
+    assert!(warming.results.iter().all(|r| r.per_leg.semantic.is_none()));
+
+    let (report, problems) = s.catch_up(store.as_ref(), &mut |_, _| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(report.vectors_embedded as u64, total);
+    assert_eq!(s.warming.reason(), None);
+    let ready = rt.block_on(s.engine.recall(&q));
+    assert_eq!(ready.legs.semantic.status, LegStatus::Ok);
+    assert!(ready.results.iter().any(|r| r.per_leg.semantic.is_some()));
+}

@@ -75,20 +75,28 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
         .or(ctx.config.recall.timeout_ms.map(Duration::from_millis));
     let leg_limit = ctx.config.recall.leg_limit;
     let weights = ctx.config.recall.weights;
+    // In a terminal, vectors far behind the store (a first launch) are embedded in the
+    // background while BM25 and graph answer; headless runs wait, so their frames are the
+    // same on every run.
+    let warm_in_background = launch.follow;
     let open_recall: RecallOpener = Box::new(move |store, progress| {
         let built = embed::build(&embedder)
             .map(Arc::from)
             .map_err(|e| e.to_string());
         let mut stack = RecallStack::open(
-            store,
+            store.clone(),
             built,
             &StackOptions {
                 index_dir,
-                sync: true,
+                sync: !warm_in_background,
                 vectors,
             },
             progress,
         );
+        if warm_in_background {
+            let problems = stack.open_warming(store.as_ref());
+            stack.notices.extend(problems);
+        }
         if let Some(t) = timeout {
             stack.engine.timeout = t;
         }

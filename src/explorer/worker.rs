@@ -310,6 +310,7 @@ async fn serve(
     if let Some(store) = &store {
         let store = store.clone();
         let send = send.clone();
+        let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let mut progress = |done: u64, total: u64| {
                 send(
@@ -324,7 +325,7 @@ async fn serve(
             // Read before the indexes catch up, so a write during that is caught up later.
             let generation = store.generation().ok();
             let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                open_recall(store, &mut progress)
+                open_recall(store.clone(), &mut progress)
             }));
             match opened {
                 Ok(stack) => {
@@ -335,7 +336,20 @@ async fn serve(
                             notices: stack.notices.clone(),
                         },
                     );
-                    let _ = engine_tx.send(Some(Arc::new(LiveRecall::new(stack, generation))));
+                    // Vectors still behind: embed them now, in the background.
+                    let warming = stack.warming.reason().is_some();
+                    let live = Arc::new(LiveRecall::new(
+                        stack,
+                        if warming { None } else { generation },
+                    ));
+                    let _ = engine_tx.send(Some(live.clone()));
+                    if warming {
+                        let store = store.clone();
+                        let send = send.clone();
+                        handle.spawn(async move {
+                            live.catch_up(store, news(send)).await;
+                        });
+                    }
                 }
                 // Dropping the sender answers waiting recalls with "unavailable".
                 Err(_) => send(

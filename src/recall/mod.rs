@@ -12,6 +12,7 @@ mod leg;
 pub mod legs;
 mod open;
 mod response;
+mod warming;
 
 pub use engine::{DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, RecallEngine, RecallRequest};
 pub use fusion::{FusionPolicy, LegWeights, OrderKey};
@@ -20,3 +21,4 @@ pub use open::{RecallStack, StackOptions};
 pub use response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
 };
+pub use warming::Warming;

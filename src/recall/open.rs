@@ -4,6 +4,7 @@ use std::sync::Arc;
 use super::engine::RecallEngine;
 use super::leg::{Leg, RecallLeg};
 use super::legs::{Bm25Leg, GraphLeg, SemanticLeg, UnavailableLeg};
+use super::warming::Warming;
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
 use crate::index::{
@@ -30,6 +31,8 @@ pub struct RecallStack {
     pub sync: SyncReport,
     /// Things the user should know (an index rebuilt, a leg unavailable).
     pub notices: Vec<String>,
+    /// Whether the vectors lag the store while a first embedding runs in the background.
+    pub warming: Arc<Warming>,
 }
 
 impl RecallStack {
@@ -91,13 +94,14 @@ impl RecallStack {
             }
         };
         notices.extend(semantic_down.clone());
+        let warming = Arc::new(Warming::default());
         let mut report = SyncReport::default();
         if options.sync {
-            let (caught_up, problems) = catch_up(
+            let (caught_up, problems) = catch_up_indexes(
                 store.as_ref(),
                 text.as_deref(),
-                &vectors,
-                &embedder,
+                (&vectors, &embedder),
+                &warming,
                 progress,
             );
             report = caught_up;
@@ -105,7 +109,11 @@ impl RecallStack {
         }
         let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
         match (&embedder, &vectors) {
-            (Some(e), Some(v)) => legs.push(Arc::new(SemanticLeg::new(e.clone(), v.clone()))),
+            (Some(e), Some(v)) => legs.push(Arc::new(SemanticLeg::new(
+                e.clone(),
+                v.clone(),
+                warming.clone(),
+            ))),
             _ => legs.push(Arc::new(UnavailableLeg {
                 leg: Leg::Semantic,
                 reason: semantic_down.unwrap_or_else(|| "semantic leg unavailable".into()),
@@ -130,6 +138,7 @@ impl RecallStack {
             embedder,
             sync: report,
             notices,
+            warming,
         }
     }
 }
@@ -143,23 +152,49 @@ impl RecallStack {
         store: &dyn MemoryStore,
         progress: &mut dyn FnMut(u64, u64),
     ) -> (SyncReport, Vec<String>) {
-        let (report, mut problems) = catch_up(
+        let (report, mut problems) = catch_up_indexes(
             store,
             self.text.as_deref(),
-            &self.vectors,
-            &self.embedder,
+            (&self.vectors, &self.embedder),
+            &self.warming,
             progress,
         );
         problems.extend(self.engine.catch_up_legs());
         (report, problems)
     }
+
+    /// Brings the text index and the graph leg up to the store now, and leaves the vectors to
+    /// [`Self::catch_up`] in the background: until that finishes, the semantic leg says how
+    /// many episodes are embedded and the other legs answer. For a first launch on a memory
+    /// whose vectors are far behind.
+    pub fn open_warming(&self, store: &dyn MemoryStore) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some(t) = self.text.as_deref() {
+            if let Err(e) = sync_text(store, t, &mut |_, _| {}) {
+                problems.push(format!("text index catch-up stopped: {e}"));
+            }
+        }
+        problems.extend(self.engine.catch_up_legs());
+        if let Some(v) = &self.vectors {
+            match (store.stats(), v.count()) {
+                (Ok(stats), Ok(held)) if (held as u64) < stats.episodes => {
+                    self.warming.behind(held as u64, stats.episodes);
+                }
+                (Err(e), _) => problems.push(format!("cannot count the store's episodes: {e}")),
+                (_, Err(e)) => problems.push(format!("cannot count the vectors: {e}")),
+                _ => {}
+            }
+        }
+        problems
+    }
 }
 
-fn catch_up(
+/// Text first (it is fast), then the vectors; what stopped either is returned.
+fn catch_up_indexes(
     store: &dyn MemoryStore,
     text: Option<&Bm25Index>,
-    vectors: &Option<Arc<dyn VectorStore>>,
-    embedder: &Option<Arc<dyn Embedder>>,
+    (vectors, embedder): (&Option<Arc<dyn VectorStore>>, &Option<Arc<dyn Embedder>>),
+    warming: &Warming,
     progress: &mut dyn FnMut(u64, u64),
 ) -> (SyncReport, Vec<String>) {
     let mut report = SyncReport::default();
@@ -171,8 +206,15 @@ fn catch_up(
         }
     }
     if let (Some(v), Some(e)) = (vectors, embedder) {
-        match sync_vectors(store, v.as_ref(), e.as_ref(), progress) {
-            Ok(n) => report.vectors_embedded = n,
+        let mut vector_progress = |done: u64, total: u64| {
+            warming.progress(done, total);
+            progress(done, total);
+        };
+        match sync_vectors(store, v.as_ref(), e.as_ref(), &mut vector_progress) {
+            Ok(n) => {
+                report.vectors_embedded = n;
+                warming.caught_up();
+            }
             Err(e) => problems.push(format!("vector index catch-up stopped: {e}")),
         }
     }

@@ -3,17 +3,28 @@ use std::time::Instant;
 
 use crate::embed::Embedder;
 use crate::index::VectorStore;
+use crate::recall::Warming;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
 
-/// kNN over episode embeddings; the query embedding is timed on its own.
+/// kNN over episode embeddings; the query embedding is timed on its own. While a first
+/// embedding of the memory runs in the background it answers nothing, saying how far it got.
 pub struct SemanticLeg {
     embedder: Arc<dyn Embedder>,
     index: Arc<dyn VectorStore>,
+    warming: Arc<Warming>,
 }
 
 impl SemanticLeg {
-    pub fn new(embedder: Arc<dyn Embedder>, index: Arc<dyn VectorStore>) -> Self {
-        SemanticLeg { embedder, index }
+    pub fn new(
+        embedder: Arc<dyn Embedder>,
+        index: Arc<dyn VectorStore>,
+        warming: Arc<Warming>,
+    ) -> Self {
+        SemanticLeg {
+            embedder,
+            index,
+            warming,
+        }
     }
 }
 
@@ -23,6 +34,9 @@ impl RecallLeg for SemanticLeg {
     }
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
+        if let Some(why) = self.warming.reason() {
+            return Err(LegError(why));
+        }
         let t0 = Instant::now();
         let vector = self
             .embedder
