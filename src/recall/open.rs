@@ -100,7 +100,10 @@ impl RecallStack {
             let (caught_up, problems) = catch_up_indexes(
                 store.as_ref(),
                 text.as_deref(),
-                (&vectors, &embedder),
+                Semantic {
+                    vectors: &vectors,
+                    embedder: &embedder,
+                },
                 &warming,
                 progress,
             );
@@ -155,7 +158,10 @@ impl RecallStack {
         let (report, mut problems) = catch_up_indexes(
             store,
             self.text.as_deref(),
-            (&self.vectors, &self.embedder),
+            Semantic {
+                vectors: &self.vectors,
+                embedder: &self.embedder,
+            },
             &self.warming,
             progress,
         );
@@ -169,10 +175,10 @@ impl RecallStack {
     /// whose vectors are far behind.
     pub fn open_warming(&self, store: &dyn MemoryStore) -> Vec<String> {
         let mut problems = Vec::new();
-        if let Some(t) = self.text.as_deref() {
-            if let Err(e) = sync_text(store, t, &mut |_, _| {}) {
-                problems.push(format!("text index catch-up stopped: {e}"));
-            }
+        if let Some(t) = self.text.as_deref()
+            && let Err(e) = sync_text(store, t, &mut |_, _| {})
+        {
+            problems.push(format!("text index catch-up stopped: {e}"));
         }
         problems.extend(self.engine.catch_up_legs());
         if let Some(v) = &self.vectors {
@@ -189,11 +195,17 @@ impl RecallStack {
     }
 }
 
+/// The semantic leg's index and embedder, where they opened.
+struct Semantic<'a> {
+    vectors: &'a Option<Arc<dyn VectorStore>>,
+    embedder: &'a Option<Arc<dyn Embedder>>,
+}
+
 /// Text first (it is fast), then the vectors; what stopped either is returned.
 fn catch_up_indexes(
     store: &dyn MemoryStore,
     text: Option<&Bm25Index>,
-    (vectors, embedder): (&Option<Arc<dyn VectorStore>>, &Option<Arc<dyn Embedder>>),
+    Semantic { vectors, embedder }: Semantic<'_>,
     warming: &Warming,
     progress: &mut dyn FnMut(u64, u64),
 ) -> (SyncReport, Vec<String>) {

@@ -38,7 +38,7 @@ pub enum MiniLmRuntime {
 }
 
 enum Encoder {
-    Candle(candle::CandleBert),
+    Candle(Box<candle::CandleBert>),
     Onnx(onnx::OnnxBert),
 }
 
@@ -93,13 +93,13 @@ impl MiniLmEmbedder {
     pub fn load_with(dir: &Path, runtime: MiniLmRuntime) -> Result<Self, EmbedError> {
         let tokenizer = tokenizer(dir)?;
         let encoder = match runtime {
-            MiniLmRuntime::Candle => Encoder::Candle(candle::CandleBert::load(dir)?),
+            MiniLmRuntime::Candle => Encoder::Candle(Box::new(candle::CandleBert::load(dir)?)),
             MiniLmRuntime::Onnx => Encoder::Onnx(onnx::OnnxBert::load(dir)?),
             MiniLmRuntime::Auto => match onnx::OnnxBert::load(dir) {
                 Ok(bert) => Encoder::Onnx(bert),
                 Err(why) => {
                     tracing::warn!("MiniLM on candle: ONNX Runtime not usable ({why})");
-                    Encoder::Candle(candle::CandleBert::load(dir)?)
+                    Encoder::Candle(Box::new(candle::CandleBert::load(dir)?))
                 }
             },
         };

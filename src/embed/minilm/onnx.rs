@@ -14,6 +14,9 @@ use crate::embed::{EmbedError, l2_normalise};
 const MODEL_FILE: &str = "onnx/model-int8.onnx";
 const LIBRARY_FILE: &str = "onnx/libonnxruntime.so";
 
+/// What one thread embedded: each vector with its text's position.
+type Share = Vec<(usize, Vec<f32>)>;
+
 /// MiniLM on ONNX Runtime with int8 matrix products; pooling stays here, in Rust.
 ///
 /// One single-threaded session per core, each text run alone: on two cores that embeds long
@@ -84,7 +87,7 @@ impl OnnxBert {
         }
         let next = AtomicUsize::new(0);
         let workers = self.sessions.len().min(texts.len());
-        let shares: Vec<Result<Vec<(usize, Vec<f32>)>, EmbedError>> = std::thread::scope(|s| {
+        let shares: Vec<Result<Share, EmbedError>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers)
                 .map(|w| {
                     let next = &next;
