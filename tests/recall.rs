@@ -531,7 +531,7 @@ fn while_the_memory_is_embedded_bm25_and_graph_answer() {
         },
         &mut |_, _| {},
     );
-    assert!(s.open_warming(store.as_ref()).is_empty());
+    assert!(s.open_warming(store.as_ref(), &mut |_, _| {}).is_empty());
     let total = store.stats().unwrap().episodes;
     assert_eq!(
         s.warming.reason().as_deref(),
@@ -565,10 +565,27 @@ fn while_the_memory_is_embedded_bm25_and_graph_answer() {
     assert!(!warming.results.is_empty());
     assert!(warming.results.iter().all(|r| r.per_leg.semantic.is_none()));
 
+    // Catch-ups meanwhile (a write by another process, a recall) leave the vectors to the
+    // background embedding, so they never wait for it.
     let (report, problems) = s.catch_up(store.as_ref(), &mut |_, _| {});
     assert!(problems.is_empty(), "{problems:?}");
-    assert_eq!(report.vectors_embedded as u64, total);
+    assert_eq!(report.vectors_embedded, 0);
+    assert!(s.warming.reason().is_some());
+
+    let mut seen = Vec::new();
+    assert_eq!(
+        s.warm(store.as_ref(), &mut |done, of| seen.push((done, of))) as u64,
+        total
+    );
+    assert_eq!(
+        seen.last(),
+        Some(&(total, total)),
+        "progress reaches the end"
+    );
     assert_eq!(s.warming.reason(), None);
+    let (report, problems) = s.catch_up(store.as_ref(), &mut |_, _| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(report.vectors_embedded, 0, "nothing left to embed");
     let ready = rt.block_on(s.engine.recall(&q));
     assert_eq!(ready.legs.semantic.status, LegStatus::Ok);
     assert!(ready.results.iter().any(|r| r.per_leg.semantic.is_some()));

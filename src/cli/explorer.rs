@@ -94,7 +94,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
             progress,
         );
         if warm_in_background {
-            let problems = stack.open_warming(store.as_ref());
+            let problems = stack.open_warming(store.as_ref(), progress);
             stack.notices.extend(problems);
         }
         if let Some(t) = timeout {

@@ -99,6 +99,11 @@ impl LiveRecall {
         }
     }
 
+    /// The next catch-up reads the store again even if its generation did not move.
+    pub async fn forget_caught_up(&self) {
+        *self.caught_up.lock().await = None;
+    }
+
     /// Brings the indexes up to the store. It runs as its own task, so a caller that stops
     /// waiting (a recall past its timeout) never leaves it half done.
     pub async fn catch_up(

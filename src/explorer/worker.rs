@@ -336,17 +336,42 @@ async fn serve(
                             notices: stack.notices.clone(),
                         },
                     );
-                    // Vectors still behind: embed them now, in the background.
+                    // Vectors still behind: embed them in the background, beside recalls and
+                    // the text and graph catch-ups; then catch everything up once more, for
+                    // what was written meanwhile.
                     let warming = stack.warming.reason().is_some();
-                    let live = Arc::new(LiveRecall::new(
-                        stack,
-                        if warming { None } else { generation },
-                    ));
+                    let live = Arc::new(LiveRecall::new(stack, generation));
                     let _ = engine_tx.send(Some(live.clone()));
                     if warming {
                         let store = store.clone();
                         let send = send.clone();
                         handle.spawn(async move {
+                            let warm = {
+                                let (live, store, send) =
+                                    (live.clone(), store.clone(), send.clone());
+                                tokio::task::spawn_blocking(move || {
+                                    let mut progress = |done: u64, total: u64| {
+                                        send(
+                                            0,
+                                            Reply::Progress {
+                                                label: "embedding",
+                                                done,
+                                                total,
+                                            },
+                                        )
+                                    };
+                                    live.stack.warm(store.as_ref(), &mut progress)
+                                })
+                            };
+                            let vectors = warm.await.unwrap_or_default();
+                            send(
+                                0,
+                                Reply::Indexed(CatchUp {
+                                    vectors,
+                                    ..CatchUp::default()
+                                }),
+                            );
+                            live.forget_caught_up().await;
                             live.catch_up(store, news(send)).await;
                         });
                     }

@@ -262,6 +262,14 @@ pub fn rrf(
 ) -> Vec<Fused> {
     let mut by_fp: HashMap<&str, Fused> = HashMap::new();
     for (leg, list) in lists {
+        let weight = match policy {
+            FusionPolicy::Weighted => weights.get(*leg),
+            FusionPolicy::Rrf | FusionPolicy::Seed => 1.0,
+        };
+        // A leg weighted 0 is off: it neither scores nor counts as a leg that found anything.
+        if weight == 0.0 {
+            continue;
+        }
         for (rank, fp) in list.iter().enumerate() {
             let entry = by_fp.entry(fp.as_str()).or_insert_with(|| Fused {
                 position: 0,
@@ -280,10 +288,6 @@ pub fn rrf(
             if slot.is_some() {
                 continue;
             }
-            let weight = match policy {
-                FusionPolicy::Weighted => weights.get(*leg),
-                FusionPolicy::Rrf | FusionPolicy::Seed => 1.0,
-            };
             let contribution = weight / (RRF_K + rank as f64);
             *slot = Some(LegRank { rank, contribution });
             entry.legs_hit += 1;
@@ -463,10 +467,19 @@ mod tests {
             rrf(&lists, &t, FusionPolicy::Rrf, &w, 10)[0].fingerprint,
             "B"
         );
-        // A leg weighted 0 contributes nothing.
+        // A leg weighted 0 is off: no score, no leg hit, nothing it alone found.
+        let lists = vec![
+            (Leg::Semantic, fps(&["A", "B"])),
+            (Leg::Bm25, fps(&["B", "A", "C"])),
+        ];
         let off: LegWeights = "bm25=0".parse().unwrap();
         let out = rrf(&lists, &t, FusionPolicy::Weighted, &off, 10);
+        assert_eq!(out.len(), 2, "C was found by the switched-off leg only");
         assert_eq!(out[1].rrf_score, 1.0 / 61.0);
+        assert!(
+            out.iter()
+                .all(|f| f.legs_hit == 1 && f.per_leg.bm25.is_none())
+        );
     }
 
     #[test]

@@ -139,9 +139,6 @@ pub struct LegQuery {
 #[derive(Clone, Debug, Default)]
 pub struct LegHits {
     pub fingerprints: Vec<String>,
-    /// The leg's own score of each fingerprint, in the same order: cosine similarity, BM25
-    /// score, or the summed specificity of the shared seed entities.
-    pub scores: Vec<f64>,
     /// Time spent embedding the query, for the semantic leg.
     pub embed_ms: Option<f64>,
     /// What the leg worked from, e.g. the graph seeds.

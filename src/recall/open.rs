@@ -170,13 +170,17 @@ impl RecallStack {
     }
 
     /// Brings the text index and the graph leg up to the store now, and leaves the vectors to
-    /// [`Self::catch_up`] in the background: until that finishes, the semantic leg says how
-    /// many episodes are embedded and the other legs answer. For a first launch on a memory
-    /// whose vectors are far behind.
-    pub fn open_warming(&self, store: &dyn MemoryStore) -> Vec<String> {
+    /// [`Self::warm`] in the background: until that finishes, the semantic leg says how many
+    /// episodes are embedded and the other legs answer. For a first launch on a memory whose
+    /// vectors are far behind.
+    pub fn open_warming(
+        &self,
+        store: &dyn MemoryStore,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Vec<String> {
         let mut problems = Vec::new();
         if let Some(t) = self.text.as_deref()
-            && let Err(e) = sync_text(store, t, &mut |_, _| {})
+            && let Err(e) = sync_text(store, t, progress)
         {
             problems.push(format!("text index catch-up stopped: {e}"));
         }
@@ -185,6 +189,8 @@ impl RecallStack {
             match (store.stats(), v.count()) {
                 (Ok(stats), Ok(held)) if (held as u64) < stats.episodes => {
                     self.warming.behind(held as u64, stats.episodes);
+                    // From now on the vectors are [`Self::warm`]'s: the caller runs it.
+                    self.warming.set_running(true);
                 }
                 (Err(e), _) => problems.push(format!("cannot count the store's episodes: {e}")),
                 (_, Err(e)) => problems.push(format!("cannot count the vectors: {e}")),
@@ -192,6 +198,33 @@ impl RecallStack {
             }
         }
         problems
+    }
+
+    /// Embeds what the vectors lack, on its own: other catch-ups meanwhile bring the text
+    /// index and the graph up and leave the vectors to this. Clears [`Self::warming`], or
+    /// records why it stopped.
+    pub fn warm(&self, store: &dyn MemoryStore, progress: &mut dyn FnMut(u64, u64)) -> usize {
+        let (Some(v), Some(e)) = (&self.vectors, &self.embedder) else {
+            return 0;
+        };
+        self.warming.set_running(true);
+        let warming = &self.warming;
+        let mut vector_progress = |done: u64, total: u64| {
+            warming.progress(done, total);
+            progress(done, total);
+        };
+        let embedded = match sync_vectors(store, v.as_ref(), e.as_ref(), &mut vector_progress) {
+            Ok(n) => {
+                self.warming.caught_up();
+                n
+            }
+            Err(e) => {
+                self.warming.stopped(e.to_string());
+                0
+            }
+        };
+        self.warming.set_running(false);
+        embedded
     }
 }
 
@@ -217,7 +250,9 @@ fn catch_up_indexes(
             Err(e) => problems.push(format!("text index catch-up stopped: {e}")),
         }
     }
-    if let (Some(v), Some(e)) = (vectors, embedder) {
+    if let (Some(v), Some(e)) = (vectors, embedder)
+        && !warming.is_running()
+    {
         let mut vector_progress = |done: u64, total: u64| {
             warming.progress(done, total);
             progress(done, total);

@@ -13,13 +13,15 @@ use crate::embed::{EmbedError, l2_normalise};
 /// The int8 model, and the ONNX Runtime library loaded at run time (no build-time download).
 const MODEL_FILE: &str = "onnx/model-int8.onnx";
 const LIBRARY_FILE: &str = "onnx/libonnxruntime.so";
+/// Each session holds its own copy of the weights (23 MB) and takes a moment to build.
+const MAX_SESSIONS: usize = 8;
 
 /// What one thread embedded: each vector with its text's position.
 type Share = Vec<(usize, Vec<f32>)>;
 
 /// MiniLM on ONNX Runtime with int8 matrix products; pooling stays here, in Rust.
 ///
-/// One single-threaded session per core, each text run alone: on two cores that embeds long
+/// One single-threaded session per core (at most [`MAX_SESSIONS`]), each text run alone: on two cores that embeds long
 /// texts 1.5× faster than one two-thread session over padded batches (`strata bench embed`),
 /// and a query waits for at most one text of a batch being embedded beside it.
 pub(super) struct OnnxBert {
@@ -54,7 +56,9 @@ impl OnnxBert {
         let environment = environment(&library(dir)?)?;
         let load =
             |e: &dyn std::fmt::Display| EmbedError::Load(format!("{}: {e}", model.display()));
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_SESSIONS);
         let sessions = (0..cores)
             .map(|_| {
                 Session::builder(&environment)

@@ -24,7 +24,6 @@ impl RecallLeg for Bm25Leg {
             .search(&q.text, &q.as_of, q.limit)
             .map_err(LegError::from_display)?;
         Ok(LegHits {
-            scores: hits.iter().map(|(_, s)| f64::from(*s)).collect(),
             fingerprints: hits.into_iter().map(|(fp, _)| fp).collect(),
             embed_ms: None,
             note: None,

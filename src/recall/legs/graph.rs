@@ -37,7 +37,8 @@ pub struct GraphLeg {
 struct View {
     generation: Option<u64>,
     sequence: u64,
-    /// Episodes in the store as of the last catch-up: the denominator of seed specificity.
+    /// Episodes in the store as of the last catch-up: the denominator of a seed's share. The
+    /// share is a statistic of the memory as it stands, not as of the query's K.
     episodes: u64,
     dictionary: Arc<EntityDictionary>,
 }
@@ -106,7 +107,7 @@ const CATCH_UP_EPISODES: usize = 20_000;
 struct Candidate {
     hop: u8,
     /// Distinct seeds of a hop-1 candidate.
-    hop1_shared: f64,
+    hop1_shared: usize,
     shared: BTreeSet<EntityKey>,
     /// Known from the traversal's compact links; looked up for lineage-only candidates.
     concluded_at: Option<Timestamp>,
@@ -116,7 +117,7 @@ impl Candidate {
     fn new(hop: u8) -> Self {
         Candidate {
             hop,
-            hop1_shared: 0.0,
+            hop1_shared: 0,
             shared: BTreeSet::new(),
             concluded_at: None,
         }
@@ -410,9 +411,9 @@ impl RecallLeg for GraphLeg {
             .walk(&seeds, &common, &q.as_of, HUB_FACTS, q.limit)
             .map_err(LegError::from_display)?
         {
-            let mut ranked: Vec<(u8, f64, Timestamp, String)> = hits
+            let mut ranked: Vec<(u8, usize, Timestamp, String)> = hits
                 .into_iter()
-                .map(|h| (h.hop, h.shared as f64, h.concluded_at, h.fingerprint))
+                .map(|h| (h.hop, h.shared, h.concluded_at, h.fingerprint))
                 .collect();
             return Ok(rank(&mut ranked, q.limit, note));
         }
@@ -423,22 +424,20 @@ impl RecallLeg for GraphLeg {
             .map(|s| self.all_links(s))
             .collect::<Result<Vec<_>, _>>()?;
         // episode -> (1 + index of the last seed counted, distinct seeds, concluded_at)
-        let mut hop1: HashMap<&str, (usize, f64, Timestamp)> = HashMap::new();
+        let mut hop1: HashMap<&str, (usize, usize, Timestamp)> = HashMap::new();
         for (i, links) in seed_links.iter().enumerate() {
             for link in links.list.iter().filter(|l| link_valid(l, &q.as_of)) {
-                let c = hop1.entry(link.episode.as_str()).or_insert((
-                    0,
-                    0.0,
-                    link.episode_concluded_at,
-                ));
+                let c =
+                    hop1.entry(link.episode.as_str())
+                        .or_insert((0, 0, link.episode_concluded_at));
                 if c.0 != i + 1 {
                     c.0 = i + 1;
-                    c.1 += 1.0;
+                    c.1 += 1;
                 }
             }
         }
         if hop1.len() >= q.limit {
-            let mut ranked: Vec<(u8, f64, Timestamp, &str)> =
+            let mut ranked: Vec<(u8, usize, Timestamp, &str)> =
                 hop1.iter().map(|(fp, c)| (1, c.1, c.2, *fp)).collect();
             return Ok(rank(&mut ranked, q.limit, note));
         }
@@ -463,7 +462,7 @@ impl RecallLeg for GraphLeg {
                 }
             }
         }
-        let mut ranked: Vec<(u8, f64, Timestamp, String)> = Vec::with_capacity(found.len());
+        let mut ranked: Vec<(u8, usize, Timestamp, String)> = Vec::with_capacity(found.len());
         for (fp, c) in found {
             let concluded_at = match c.concluded_at {
                 Some(t) => t,
@@ -477,7 +476,7 @@ impl RecallLeg for GraphLeg {
             let shared = if c.hop == 1 {
                 c.hop1_shared
             } else {
-                c.shared.len() as f64
+                c.shared.len()
             };
             ranked.push((c.hop, shared, concluded_at, fp));
         }
@@ -487,13 +486,13 @@ impl RecallLeg for GraphLeg {
 
 /// Hop, then shared entities (more first), then recency, then fingerprint: the best `limit`.
 fn rank<S: AsRef<str>>(
-    ranked: &mut Vec<(u8, f64, Timestamp, S)>,
+    ranked: &mut Vec<(u8, usize, Timestamp, S)>,
     limit: usize,
     note: Option<String>,
 ) -> LegHits {
-    let order = |a: &(u8, f64, Timestamp, S), b: &(u8, f64, Timestamp, S)| {
+    let order = |a: &(u8, usize, Timestamp, S), b: &(u8, usize, Timestamp, S)| {
         a.0.cmp(&b.0)
-            .then(b.1.total_cmp(&a.1))
+            .then(b.1.cmp(&a.1))
             .then(b.2.cmp(&a.2))
             .then_with(|| a.3.as_ref().cmp(b.3.as_ref()))
     };
@@ -505,7 +504,6 @@ fn rank<S: AsRef<str>>(
     }
     ranked.sort_by(order);
     LegHits {
-        scores: ranked.iter().map(|r| r.1).collect(),
         fingerprints: ranked.iter().map(|r| r.3.as_ref().to_string()).collect(),
         embed_ms: None,
         note,

@@ -48,7 +48,6 @@ impl RecallLeg for SemanticLeg {
             .search(&vector, &q.as_of, q.limit)
             .map_err(LegError::from_display)?;
         Ok(LegHits {
-            scores: hits.iter().map(|h| f64::from(h.score)).collect(),
             fingerprints: hits.into_iter().map(|h| h.fingerprint).collect(),
             embed_ms: Some(embed_ms),
             note: Some(self.embedder.label()),
