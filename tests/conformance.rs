@@ -377,7 +377,12 @@ fn hostile_strings_are_data() {
     });
 }
 
-fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> String {
+/// A recall stack over `store` with the hash embedder, its indexes under `dir`, and a
+/// runtime to run its recalls on.
+fn hash_recall(
+    store: Arc<dyn MemoryStore>,
+    dir: &std::path::Path,
+) -> (RecallStack, tokio::runtime::Runtime) {
     let stack = RecallStack::open(
         store,
         Ok(Arc::new(HashEmbedder::default())),
@@ -393,6 +398,11 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
         .enable_all()
         .build()
         .unwrap();
+    (stack, runtime)
+}
+
+fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> String {
+    let (stack, runtime) = hash_recall(store, dir);
     let mut out = String::new();
     let queries: [(&str, &[&str]); 4] = [
         (
@@ -552,21 +562,7 @@ fn graph_leg_does_not_follow_a_seed_most_episodes_mention() {
         .collect();
     let scenario = |store: Arc<dyn MemoryStore>, dir: &std::path::Path| {
         ingest_at(store.as_ref(), &records, "2026-04-01T00:00:00Z").unwrap();
-        let stack = RecallStack::open(
-            store,
-            Ok(Arc::new(HashEmbedder::default())),
-            &StackOptions {
-                index_dir: dir.join("index"),
-                sync: true,
-                vectors: Default::default(),
-            },
-            &mut |_, _| {},
-        );
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let (stack, runtime) = hash_recall(store, dir);
         let mut out = String::new();
         for entities in [
             &["service:authelia"][..],

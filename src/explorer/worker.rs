@@ -312,16 +312,7 @@ async fn serve(
         let send = send.clone();
         let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let mut progress = |done: u64, total: u64| {
-                send(
-                    0,
-                    Reply::Progress {
-                        label: "indexing",
-                        done,
-                        total,
-                    },
-                )
-            };
+            let mut progress = progress_replies(send.clone(), "indexing");
             // Read before the indexes catch up, so a write during that is caught up later.
             let generation = store.generation().ok();
             let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -350,16 +341,7 @@ async fn serve(
                                 let (live, store, send) =
                                     (live.clone(), store.clone(), send.clone());
                                 tokio::task::spawn_blocking(move || {
-                                    let mut progress = |done: u64, total: u64| {
-                                        send(
-                                            0,
-                                            Reply::Progress {
-                                                label: "embedding",
-                                                done,
-                                                total,
-                                            },
-                                        )
-                                    };
+                                    let mut progress = progress_replies(send, "embedding");
                                     live.stack.warm(store.as_ref(), &mut progress)
                                 })
                             };
@@ -538,20 +520,18 @@ fn unavailable(request: &Request, why: &str) -> Reply {
     }
 }
 
+/// Progress of a long step (`label`: indexing, embedding) as replies.
+fn progress_replies(
+    send: impl Fn(u64, Reply) + Send + 'static,
+    label: &'static str,
+) -> impl FnMut(u64, u64) + Send + 'static {
+    move |done, total| send(0, Reply::Progress { label, done, total })
+}
+
 /// Where a catch-up reports: indexing progress, and what it did when it did anything.
 fn news(send: impl Fn(u64, Reply) + Clone + Send + Sync + 'static) -> super::live::Report {
-    let progress = send.clone();
     super::live::Report {
-        progress: Box::new(move |done, total| {
-            progress(
-                0,
-                Reply::Progress {
-                    label: "indexing",
-                    done,
-                    total,
-                },
-            )
-        }),
+        progress: Box::new(progress_replies(send.clone(), "indexing")),
         done: Box::new(move |c: CatchUp| {
             if c != CatchUp::default() {
                 send(0, Reply::Indexed(c));

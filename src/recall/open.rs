@@ -8,7 +8,7 @@ use super::warming::Warming;
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
 use crate::index::{
-    SyncReport, VectorLocation, VectorStore, store_identity, sync_text, sync_vectors,
+    IndexError, SyncReport, VectorLocation, VectorStore, store_identity, sync_text, sync_vectors,
 };
 use crate::store::MemoryStore;
 
@@ -179,17 +179,12 @@ impl RecallStack {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Vec<String> {
         let mut problems = Vec::new();
-        if let Some(t) = self.text.as_deref()
-            && let Err(e) = sync_text(store, t, progress)
-        {
-            problems.push(format!("text index catch-up stopped: {e}"));
-        }
-        problems.extend(self.engine.catch_up_legs());
         if let Some(v) = &self.vectors {
             match (store.stats(), v.count()) {
                 (Ok(stats), Ok(held)) if (held as u64) < stats.episodes => {
                     self.warming.behind(held as u64, stats.episodes);
-                    // From now on the vectors are [`Self::warm`]'s: the caller runs it.
+                    // From now on the vectors are [`Self::warm`]'s: the caller runs it, and
+                    // the catch-up below leaves them alone.
                     self.warming.set_running(true);
                 }
                 (Err(e), _) => problems.push(format!("cannot count the store's episodes: {e}")),
@@ -197,6 +192,7 @@ impl RecallStack {
                 _ => {}
             }
         }
+        problems.extend(self.catch_up(store, progress).1);
         problems
     }
 
@@ -208,21 +204,10 @@ impl RecallStack {
             return 0;
         };
         self.warming.set_running(true);
-        let warming = &self.warming;
-        let mut vector_progress = |done: u64, total: u64| {
-            warming.progress(done, total);
-            progress(done, total);
-        };
-        let embedded = match sync_vectors(store, v.as_ref(), e.as_ref(), &mut vector_progress) {
-            Ok(n) => {
-                self.warming.caught_up();
-                n
-            }
-            Err(e) => {
-                self.warming.stopped(e.to_string());
-                0
-            }
-        };
+        let embedded = embed_missing(store, (v, e), &self.warming, progress).unwrap_or_else(|e| {
+            self.warming.stopped(e.to_string());
+            0
+        });
         self.warming.set_running(false);
         embedded
     }
@@ -253,17 +238,26 @@ fn catch_up_indexes(
     if let (Some(v), Some(e)) = (vectors, embedder)
         && !warming.is_running()
     {
-        let mut vector_progress = |done: u64, total: u64| {
-            warming.progress(done, total);
-            progress(done, total);
-        };
-        match sync_vectors(store, v.as_ref(), e.as_ref(), &mut vector_progress) {
-            Ok(n) => {
-                report.vectors_embedded = n;
-                warming.caught_up();
-            }
+        match embed_missing(store, (v, e), warming, progress) {
+            Ok(n) => report.vectors_embedded = n,
             Err(e) => problems.push(format!("vector index catch-up stopped: {e}")),
         }
     }
     (report, problems)
+}
+
+/// [`sync_vectors`], with its progress (and its end) told to `warming` too.
+fn embed_missing(
+    store: &dyn MemoryStore,
+    (vectors, embedder): (&Arc<dyn VectorStore>, &Arc<dyn Embedder>),
+    warming: &Warming,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<usize, IndexError> {
+    let mut told = |done: u64, total: u64| {
+        warming.progress(done, total);
+        progress(done, total);
+    };
+    let embedded = sync_vectors(store, vectors.as_ref(), embedder.as_ref(), &mut told)?;
+    warming.caught_up();
+    Ok(embedded)
 }

@@ -167,16 +167,18 @@ impl GraphLeg {
             },
             Err(_) => (0, Arc::default(), false),
         };
+        // Counted before the log and the entities are read, for both ways of catching up.
+        let stats = self.store.stats().map_err(LegError::from_display)?;
         let caught_up = if known {
-            self.catch_up(sequence, &dictionary)?
+            self.catch_up(sequence, &dictionary, stats.entities as usize)?
         } else {
             None
         };
-        let episodes = self.store.stats().map_err(LegError::from_display)?.episodes;
         let (sequence, dictionary) = match caught_up {
             Some(done) => done,
-            None => self.rebuild()?,
+            None => self.rebuild(stats.episodes)?,
         };
+        let episodes = stats.episodes;
         if let Ok(mut v) = self.view.write() {
             *v = View {
                 generation: Some(generation),
@@ -191,15 +193,15 @@ impl GraphLeg {
     /// Reads the episodes logged after `sequence`, adds the entities they name and patches
     /// those entities' cached links. `None` when a rebuild is due instead: too much is new,
     /// or the store counts more entities than the log named (a log that does not follow
-    /// commits).
+    /// commits). `floor`: the entities the store counted before the log is read; entities are
+    /// never removed, so the caught-up dictionary holds at least this many unless the log
+    /// skipped some.
     fn catch_up(
         &self,
         mut sequence: u64,
         dictionary: &EntityDictionary,
+        floor: usize,
     ) -> Result<Option<(u64, Arc<EntityDictionary>)>, LegError> {
-        // Counted before the log is read: entities are never removed, so the caught-up
-        // dictionary holds at least this many unless the log skipped some.
-        let floor = self.store.stats().map_err(LegError::from_display)?.entities as usize;
         let mut fresh: Vec<MemoryEpisode> = Vec::new();
         loop {
             let page = self
@@ -291,11 +293,10 @@ impl GraphLeg {
         Ok(patches.into_keys().collect())
     }
 
-    /// Every entity read again, every cached link dropped.
-    fn rebuild(&self) -> Result<(u64, Arc<EntityDictionary>), LegError> {
-        // The log position first: entities read after it can only be ahead of it, and the
-        // next catch-up then finds them known already.
-        let sequence = self.store.stats().map_err(LegError::from_display)?.episodes;
+    /// Every entity read again, every cached link dropped. `sequence`: the log position, read
+    /// before the entities: those read after it can only be ahead of it, and the next
+    /// catch-up then finds them known already.
+    fn rebuild(&self, sequence: u64) -> Result<(u64, Arc<EntityDictionary>), LegError> {
         if let Ok(mut c) = self.links.write() {
             c.epoch += 1;
             c.by_entity.clear();
