@@ -208,12 +208,7 @@ fn a_server_paused_part_way_is_reported_as_partial_never_as_success() {
 
 /// Runs the same file again: every one of its `records` is then written or unchanged, and
 /// `strata check` finds nothing partial. The ingest report.
-fn run_again_to_completion(
-    dir: &Path,
-    url: &str,
-    file: &str,
-    records: u64,
-) -> serde_json::Value {
+fn run_again_to_completion(dir: &Path, url: &str, file: &str, records: u64) -> serde_json::Value {
     let completed = ingest_report(&run(dir, url, &["ingest", "--no-index", "--json", file]));
     assert_eq!(
         completed["new_episodes"].as_u64().unwrap()
