@@ -427,6 +427,7 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
                 engine_timeout = engine_timeout.max(std::time::Duration::from_secs(30));
                 let _ = engine_timeout;
                 let r = runtime.block_on(stack.engine.recall(&RecallRequest {
+                    exclude: Vec::new(),
                     text: text.into(),
                     entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
                     as_of: AsOf::now(ts(at)),
@@ -569,6 +570,7 @@ fn graph_leg_does_not_follow_a_seed_most_episodes_mention() {
             &["service:authelia", "host:db-7"],
         ] {
             let r = runtime.block_on(stack.engine.recall(&RecallRequest {
+                exclude: Vec::new(),
                 text: "login loop".into(),
                 entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
                 as_of: AsOf::now(ts("2026-05-01T00:00:00Z")),

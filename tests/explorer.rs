@@ -91,6 +91,62 @@ fn small_terminal_shows_timeline_and_the_focused_pane() {
     insta::assert_snapshot!("focused_recall_80x24", screen);
 }
 
+/// At 80x24 the recall table drops its least important columns before it cuts a
+/// fingerprint: every result can be told apart.
+#[test]
+fn a_narrow_recall_table_keeps_fingerprints_whole() {
+    let (dir, link) = seeded();
+    let mut s = explorer(dir.path(), 80, 24);
+    let screen = play(
+        &mut s,
+        &format!(
+            "WaitIdle\nAction select {}\nWaitIdle\nAction recall.seed\nWaitIdle\n",
+            link.episode
+        ),
+    );
+    let results = &s.app().panes.recall.response.as_ref().unwrap().results;
+    assert!(results.len() >= 5, "{screen}");
+    for r in results.iter().take(5) {
+        let row = screen
+            .lines()
+            .find(|l| l.contains(&format!(" {} ", r.fingerprint)))
+            .unwrap_or_else(|| panic!("{} is not whole on screen:\n{screen}", r.fingerprint));
+        assert!(row.contains(&format!("{:.5}", r.rrf_score)), "{row}");
+    }
+    insta::assert_snapshot!("recall_80x24", screen);
+}
+
+/// `y` on an episode recalls other incidents like it: the episode itself is left out of
+/// every leg, and the query box says so.
+#[test]
+fn recall_seeded_from_an_episode_leaves_it_out() {
+    let (dir, link) = seeded();
+    let mut s = explorer(dir.path(), 200, 60);
+    let screen = play(
+        &mut s,
+        &format!(
+            "WaitIdle\nAction select {}\nWaitIdle\nKey 3\nKey y\nWaitIdle\n",
+            link.episode
+        ),
+    );
+    let response = s.app().panes.recall.response.as_ref().unwrap();
+    assert!(!response.results.is_empty());
+    assert!(
+        response
+            .results
+            .iter()
+            .all(|r| r.fingerprint != link.episode),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("like {} (left out of the results)", link.episode)),
+        "{screen}"
+    );
+    // A typed query is no longer the episode's: nothing is left out.
+    let screen = play(&mut s, "Key i\nType \" disk\"\nKey Enter\nWaitIdle\n");
+    assert!(!screen.contains("left out"), "{screen}");
+}
+
 #[test]
 fn help_is_generated_from_the_keymap() {
     let (dir, _) = seeded();
@@ -147,7 +203,7 @@ fn as_of_stepping_changes_fact_states_on_both_axes() {
         &mut s,
         "Action asof.axis\nAction asof.next_change\nWaitIdle\n",
     );
-    assert_eq!(s.app().as_of.known_at, link.ingested_at);
+    assert_eq!(s.app().shared.as_of.known_at, link.ingested_at);
     assert!(
         fact_line(&screen, entity).contains("invalidated"),
         "{screen}"
@@ -166,7 +222,7 @@ fn toggling_a_leg_changes_the_ranking_and_reports_it_disabled() {
         ),
     );
     let order = |s: &strata::headless::Session| -> Vec<String> {
-        let r = s.app().recall.response.as_ref().unwrap();
+        let r = s.app().panes.recall.response.as_ref().unwrap();
         r.results.iter().map(|x| x.fingerprint.clone()).collect()
     };
     let all = order(&s);
@@ -179,7 +235,7 @@ fn toggling_a_leg_changes_the_ranking_and_reports_it_disabled() {
     let screen = play(&mut s, "Key f\nWaitIdle\n");
     assert!(screen.contains("fusion seed"), "{screen}");
     assert_eq!(
-        s.app().recall.response.as_ref().unwrap().fusion,
+        s.app().panes.recall.response.as_ref().unwrap().fusion,
         strata::recall::FusionPolicy::Seed
     );
 }
@@ -199,7 +255,7 @@ fn lineage_drill_down_and_back() {
         screen.contains(&format!("▼ {} closed", link.prior)),
         "{screen}"
     );
-    let rows = s.app().lineage_rows();
+    let rows = s.app().panes.lineage.rows();
     let index = rows.iter().position(|r| r.target() == link.prior).unwrap();
     drop(rows);
     let down = if index > 0 {
@@ -208,10 +264,10 @@ fn lineage_drill_down_and_back() {
         String::new()
     };
     play(&mut s, &format!("{down}Key Enter\nWaitIdle\n"));
-    assert_eq!(s.app().selected.as_deref(), Some(link.prior.as_str()));
+    assert_eq!(s.app().shared.selected(), Some(link.prior.as_str()));
     insta::assert_snapshot!("lineage_followed_200x60", s.text().unwrap());
     play(&mut s, "Key Esc\nWaitIdle\n");
-    assert_eq!(s.app().selected.as_deref(), Some(link.episode.as_str()));
+    assert_eq!(s.app().shared.selected(), Some(link.episode.as_str()));
 }
 
 #[test]
@@ -220,10 +276,16 @@ fn stale_replies_are_dropped_and_the_last_selection_wins() {
     let mut s = explorer(dir.path(), 120, 40);
     play(&mut s, "WaitIdle\nKey Down 30\nWaitIdle\n");
     let app = s.app();
-    let row = app.timeline.row(30).unwrap().fingerprint.clone();
-    assert_eq!(app.selected.as_deref(), Some(row.as_str()));
+    let row = app.panes.timeline.row(30).unwrap().fingerprint.clone();
+    assert_eq!(app.shared.selected(), Some(row.as_str()));
     assert_eq!(
-        app.detail.as_ref().unwrap().episode.incident_fingerprint,
+        app.shared
+            .selection
+            .detail
+            .as_ref()
+            .unwrap()
+            .episode
+            .incident_fingerprint,
         row
     );
 }
@@ -237,7 +299,7 @@ fn the_palette_runs_named_actions_and_explains_mistakes() {
         "WaitIdle\nKey :\nType \"filter.class auth\"\nKey Enter\nWaitIdle\n",
     );
     assert!(screen.contains("filter: fault_class:auth"), "{screen}");
-    let shown = s.app().timeline.total.unwrap();
+    let shown = s.app().panes.timeline.total.unwrap();
     assert!(shown > 0 && shown < 300);
     let screen = play(&mut s, "Key :\nType \"teleport now\"\nKey Enter\n");
     assert!(screen.contains("unknown action \"teleport\""), "{screen}");
@@ -255,9 +317,9 @@ fn search_filters_the_timeline_by_text() {
     );
     assert!(screen.contains("text \"pgbouncer\""), "{screen}");
     let app = s.app();
-    let total = app.timeline.total.unwrap();
+    let total = app.panes.timeline.total.unwrap();
     assert!(total > 0 && total < 300);
-    let first = &app.detail.as_ref().unwrap().episode;
+    let first = &app.shared.selection.detail.as_ref().unwrap().episode;
     let text = format!("{} {}", first.summary_nl, first.resolution_nl).to_lowercase();
     assert!(text.contains("pgbouncer"), "{text}");
 }
@@ -268,15 +330,15 @@ fn a_click_selects_the_row_under_the_pointer_and_the_wheel_scrolls() {
     let mut s = explorer(dir.path(), 120, 40);
     play(&mut s, "WaitIdle\n");
     // Header 2 rows, border 1, filter line 1, column header 1: the first row is at y=5.
-    s.app_mut()
+    s.explorer_mut()
         .on_mouse(strata::explorer::app::MouseKind::Click, 10, 5 + 4);
     play(&mut s, "WaitIdle\n");
-    let fourth = s.app().timeline.row(4).unwrap().fingerprint.clone();
-    assert_eq!(s.app().selected.as_deref(), Some(fourth.as_str()));
-    s.app_mut()
+    let fourth = s.app().panes.timeline.row(4).unwrap().fingerprint.clone();
+    assert_eq!(s.app().shared.selected(), Some(fourth.as_str()));
+    s.explorer_mut()
         .on_mouse(strata::explorer::app::MouseKind::ScrollDown, 10, 10);
     play(&mut s, "WaitIdle\n");
-    assert_eq!(s.app().timeline.cursor.index, 5);
+    assert_eq!(s.app().panes.timeline.cursor.index, 5);
 }
 
 #[test]
@@ -319,14 +381,15 @@ fn knowledge_time_hides_episodes_not_yet_recorded() {
     let (dir, _) = seeded();
     let mut s = explorer(dir.path(), 120, 40);
     play(&mut s, "WaitIdle\n");
-    let all = s.app().timeline.total.unwrap();
+    let all = s.app().panes.timeline.total.unwrap();
     let screen = play(&mut s, "Action asof.known 2025-06-01T00:00:00Z\nWaitIdle\n");
-    let earlier = s.app().timeline.total.unwrap();
+    let earlier = s.app().panes.timeline.total.unwrap();
     assert!(earlier < all && earlier > 0, "{earlier} of {all}");
     assert!(screen.contains("known by 2025-06-01"), "{screen}");
     let cutoff = ts("2025-06-01T00:00:00Z");
     assert!(
         s.app()
+            .panes
             .timeline
             .rows
             .iter()

@@ -190,6 +190,7 @@ fn falkordb_paused_in_the_middle_of_a_recall() {
         .build()
         .unwrap();
     let q = RecallRequest {
+        exclude: Vec::new(),
         text: "pgbouncer pool exhausted".into(),
         entities: vec!["service:pgbouncer".parse().unwrap()],
         as_of: AsOf::now(common::ts(NOW)),

@@ -94,8 +94,8 @@ fn a_headless_session_applies_another_writers_episodes_at_wait_idle() {
     );
     let mut s = explorer(dir.path(), 200, 60);
     play(&mut s, "WaitIdle\nKey Down 2\nWaitIdle\n");
-    assert_eq!(s.app().selected.as_deref(), Some(selected.as_str()));
-    let before = s.app().timeline.cursor;
+    assert_eq!(s.app().shared.selected(), Some(selected.as_str()));
+    let before = s.app().panes.timeline.cursor;
     let screen = s.text().unwrap();
     assert!(
         screen.contains("300 episodes") && screen.contains("live"),
@@ -121,16 +121,16 @@ fn a_headless_session_applies_another_writers_episodes_at_wait_idle() {
     assert!(screen.contains("301 episodes"), "{screen}");
     let app = s.app();
     assert_eq!(
-        app.selected.as_deref(),
+        app.shared.selected(),
         Some(selected.as_str()),
         "the selection stays"
     );
     assert_eq!(
-        app.timeline.cursor.scroll, before.scroll,
+        app.panes.timeline.cursor.scroll, before.scroll,
         "the scroll stays"
     );
     assert_eq!(
-        app.timeline.cursor.index,
+        app.panes.timeline.cursor.index,
         before.index + 1,
         "the cursor follows the selection"
     );
@@ -151,7 +151,13 @@ fn a_headless_session_applies_another_writers_episodes_at_wait_idle() {
         &mut s,
         "Action recall.query quokka ledger stalled on the zephyr relay\nWaitIdle\n",
     );
-    let response = s.app().recall.response.as_ref().expect("recall answered");
+    let response = s
+        .app()
+        .panes
+        .recall
+        .response
+        .as_ref()
+        .expect("recall answered");
     let hit = response
         .results
         .iter()

@@ -38,6 +38,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn request(text: &str, entities: &[&str], at: &str) -> RecallRequest {
     RecallRequest {
+        exclude: Vec::new(),
         text: text.into(),
         entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
         as_of: AsOf::now(ts(at)),

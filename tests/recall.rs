@@ -139,6 +139,7 @@ fn stack(
 
 fn request(text: &str, entities: &[&str]) -> RecallRequest {
     RecallRequest {
+        exclude: Vec::new(),
         text: text.into(),
         entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
         as_of: AsOf::now(ts("2026-12-01T00:00:00Z")),

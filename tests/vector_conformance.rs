@@ -237,6 +237,7 @@ fn demo_recall_rankings_agree_under_both_fusion_policies() {
                     for legs in [LegSet::ALL, LegSet::of(&[strata::recall::Leg::Semantic])] {
                         for at in ["2026-12-01T00:00:00Z", "2026-06-01T00:00:00Z"] {
                             let r = runtime.block_on(s.stack.engine.recall(&RecallRequest {
+                                exclude: Vec::new(),
                                 text: text.into(),
                                 entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
                                 as_of: AsOf::now(ts(at)),

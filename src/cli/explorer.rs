@@ -9,8 +9,9 @@ use ratatui::layout::Rect;
 
 use super::context::Context;
 use strata::embed;
+use strata::explorer::worker::OpenError;
 use strata::explorer::{
-    App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
+    Explorer, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
 };
 use strata::recall::{RecallStack, StackOptions};
 use strata::store::StoreLocation;
@@ -35,14 +36,16 @@ pub(crate) fn follow_every(store: &StoreLocation) -> Duration {
     }
 }
 
-pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
+pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer> {
     let keymap = Keymap::with_overrides(&ctx.config.keymap).map_err(|e| eyre!("config: {e}"))?;
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let theme = Theme::load(&ctx.config.theme, no_color).map_err(|e| eyre!("config: {e}"))?;
     let location = ctx.store.clone();
     let seed_demo = launch.seed_demo;
     let open_store: StoreOpener = Box::new(move || {
-        let store = location.open_lazily().map_err(|e| e.to_string())?;
+        let store = location
+            .open_lazily()
+            .map_err(|e| Box::new(e) as OpenError)?;
         let mut notices = Vec::new();
         if store.read_only() {
             notices.push(
@@ -55,7 +58,8 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
         }
         match store.stats() {
             Ok(stats) if seed_demo && stats.episodes == 0 && !store.read_only() => {
-                let report = strata::demo::seed(store.as_ref()).map_err(|e| e.to_string())?;
+                let report =
+                    strata::demo::seed(store.as_ref()).map_err(|e| Box::new(e) as OpenError)?;
                 notices.push(format!(
                     "the store was empty: seeded the demo memory ({} incidents, {} supersessions)",
                     report.new_episodes, report.new_supersessions
@@ -115,7 +119,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<App> {
             follow_every: launch.follow.then(|| follow_every(&ctx.store)),
         },
     )?;
-    Ok(App::new(
+    Ok(Explorer::new(
         Options {
             now: ctx.now,
             theme,

@@ -87,6 +87,7 @@ pub async fn evaluate(
                 let at = Timestamp::from_datetime(label.at);
                 let response = engine
                     .recall(&RecallRequest {
+                        exclude: Vec::new(),
                         text: label.query.clone(),
                         entities: entities.clone(),
                         as_of: AsOf {

@@ -1,5 +1,8 @@
 //! The one vocabulary of named actions. Keys, the help screen, the command palette and
-//! headless scripts all resolve to these.
+//! headless scripts all resolve to these. Each name, its argument and its help text are
+//! written once, on [`ActionName`]; [`Action`] is a name with its argument parsed.
+
+use strum::{EnumIter, EnumMessage, EnumProperty, EnumString, IntoEnumIterator, IntoStaticStr};
 
 use crate::model::{EntityKey, Timestamp};
 use crate::recall::Leg;
@@ -30,6 +33,310 @@ pub enum Step {
     ForwardWeek,
     PrevChange,
     NextChange,
+}
+
+/// Every action by name, in the order the help screen lists them. `message` is the help
+/// text; `argument`, what an action that takes one expects.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    EnumIter,
+    EnumString,
+    IntoStaticStr,
+    EnumMessage,
+    EnumProperty,
+)]
+pub enum ActionName {
+    #[strum(serialize = "quit", message = "leave the explorer")]
+    Quit,
+    #[strum(serialize = "help", message = "show or hide this help")]
+    Help,
+    #[strum(serialize = "palette", message = "open the command palette")]
+    Palette,
+    #[strum(serialize = "search", message = "filter the timeline by text")]
+    Search,
+    #[strum(serialize = "focus.next", message = "focus the next pane")]
+    FocusNext,
+    #[strum(serialize = "focus.prev", message = "focus the previous pane")]
+    FocusPrev,
+    #[strum(serialize = "focus.timeline", message = "focus the timeline (1)")]
+    FocusTimeline,
+    #[strum(serialize = "focus.facts", message = "focus the fact inspector (2)")]
+    FocusFacts,
+    #[strum(serialize = "focus.recall", message = "focus the recall breakdown (3)")]
+    FocusRecall,
+    #[strum(serialize = "focus.lessons", message = "focus lessons and skills (4)")]
+    FocusLessons,
+    #[strum(
+        serialize = "focus.lineage",
+        message = "focus the supersession lineage (5)"
+    )]
+    FocusLineage,
+    #[strum(serialize = "focus.entity", message = "focus the entity view (6)")]
+    FocusEntity,
+    #[strum(
+        serialize = "zoom",
+        message = "give the focused pane the whole screen, or restore"
+    )]
+    Zoom,
+    #[strum(serialize = "up", message = "move up")]
+    Up,
+    #[strum(serialize = "down", message = "move down")]
+    Down,
+    #[strum(serialize = "page_up", message = "move up a page")]
+    PageUp,
+    #[strum(serialize = "page_down", message = "move down a page")]
+    PageDown,
+    #[strum(serialize = "top", message = "go to the first row")]
+    Top,
+    #[strum(serialize = "bottom", message = "go to the last row")]
+    Bottom,
+    #[strum(
+        serialize = "open",
+        message = "drill into the row: episode, entity or lineage link"
+    )]
+    Open,
+    #[strum(
+        serialize = "back",
+        message = "go back to the previous selection, or close"
+    )]
+    Back,
+    #[strum(
+        serialize = "asof.axis",
+        message = "switch the slider between valid and knowledge time"
+    )]
+    AsOfAxis,
+    #[strum(
+        serialize = "asof.back_day",
+        message = "move the as-of point one day back"
+    )]
+    AsOfBackDay,
+    #[strum(
+        serialize = "asof.forward_day",
+        message = "move the as-of point one day forward"
+    )]
+    AsOfForwardDay,
+    #[strum(
+        serialize = "asof.back_week",
+        message = "move the as-of point one week back"
+    )]
+    AsOfBackWeek,
+    #[strum(
+        serialize = "asof.forward_week",
+        message = "move the as-of point one week forward"
+    )]
+    AsOfForwardWeek,
+    #[strum(
+        serialize = "asof.prev_change",
+        message = "jump to the previous change of the selection's facts"
+    )]
+    AsOfPrevChange,
+    #[strum(
+        serialize = "asof.next_change",
+        message = "jump to the next change of the selection's facts"
+    )]
+    AsOfNextChange,
+    #[strum(serialize = "asof.now", message = "snap both axes to now")]
+    AsOfNow,
+    #[strum(
+        serialize = "asof.valid",
+        message = "set valid time",
+        props(argument = "RFC3339")
+    )]
+    AsOfValid,
+    #[strum(
+        serialize = "asof.known",
+        message = "set knowledge time",
+        props(argument = "RFC3339")
+    )]
+    AsOfKnown,
+    #[strum(serialize = "recall.edit", message = "edit the recall query")]
+    RecallEdit,
+    #[strum(serialize = "recall.run", message = "run recall at the as-of point")]
+    RecallRun,
+    #[strum(
+        serialize = "recall.seed",
+        message = "recall incidents like the selected episode (leaving it out)"
+    )]
+    RecallSeed,
+    #[strum(
+        serialize = "recall.semantic",
+        message = "turn the semantic leg on or off"
+    )]
+    RecallSemantic,
+    #[strum(serialize = "recall.bm25", message = "turn the BM25 leg on or off")]
+    RecallBm25,
+    #[strum(serialize = "recall.graph", message = "turn the graph leg on or off")]
+    RecallGraph,
+    #[strum(
+        serialize = "recall.fusion",
+        message = "cycle fusion: rrf, seed, weighted"
+    )]
+    RecallFusion,
+    #[strum(
+        serialize = "recall.query",
+        message = "set the recall query and run it",
+        props(argument = "TEXT")
+    )]
+    RecallQuery,
+    #[strum(
+        serialize = "filter.text",
+        message = "show episodes whose text contains TEXT",
+        props(argument = "TEXT")
+    )]
+    FilterText,
+    #[strum(
+        serialize = "filter.entity",
+        message = "show episodes with a fact about the entity",
+        props(argument = "TYPE:REF")
+    )]
+    FilterEntity,
+    #[strum(
+        serialize = "filter.class",
+        message = "show episodes of a fault class",
+        props(argument = "NAME")
+    )]
+    FilterClass,
+    #[strum(
+        serialize = "filter.selected",
+        message = "filter the timeline by the entity in view"
+    )]
+    FilterSelected,
+    #[strum(serialize = "filter.clear", message = "clear every timeline filter")]
+    FilterClear,
+    #[strum(
+        serialize = "select",
+        message = "select an episode",
+        props(argument = "FINGERPRINT")
+    )]
+    Select,
+    #[strum(serialize = "refresh", message = "reload everything from the store")]
+    Refresh,
+}
+
+impl ActionName {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn about(self) -> &'static str {
+        self.get_message().unwrap_or_default()
+    }
+
+    /// What the action expects as its argument, if it takes one.
+    pub fn argument(self) -> Option<&'static str> {
+        self.get_str("argument")
+    }
+
+    pub fn all() -> impl Iterator<Item = ActionName> {
+        ActionName::iter()
+    }
+
+    /// The action, for a name that takes no argument.
+    pub fn action(self) -> Result<Action, ActionError> {
+        self.with(None)
+    }
+
+    /// The action with its argument parsed; a missing, extra or malformed argument is an
+    /// error naming the action and what it expects.
+    pub fn with(self, argument: Option<&str>) -> Result<Action, ActionError> {
+        use ActionName as N;
+        let name = self.as_str();
+        let argument = argument.map(str::trim).filter(|a| !a.is_empty());
+        let arg = match (self.argument(), argument) {
+            (Some(expected), None) => return Err(ActionError::Missing { name, expected }),
+            (None, Some(extra)) => {
+                return Err(ActionError::Unexpected {
+                    name,
+                    argument: extra.to_string(),
+                });
+            }
+            (_, a) => a.unwrap_or_default(),
+        };
+        let invalid = |why: String| ActionError::Invalid { name, why };
+        let time = |a: &str| Timestamp::parse(a).map_err(|e| invalid(e.to_string()));
+        Ok(match self {
+            N::Quit => Action::Quit,
+            N::Help => Action::Help,
+            N::Palette => Action::Palette,
+            N::Search => Action::Search,
+            N::FocusNext => Action::FocusNext,
+            N::FocusPrev => Action::FocusPrev,
+            N::FocusTimeline => Action::Focus(Pane::Timeline),
+            N::FocusFacts => Action::Focus(Pane::Facts),
+            N::FocusRecall => Action::Focus(Pane::Recall),
+            N::FocusLessons => Action::Focus(Pane::Lessons),
+            N::FocusLineage => Action::Focus(Pane::Lineage),
+            N::FocusEntity => Action::Focus(Pane::Entity),
+            N::Zoom => Action::Zoom,
+            N::Up => Action::Up,
+            N::Down => Action::Down,
+            N::PageUp => Action::PageUp,
+            N::PageDown => Action::PageDown,
+            N::Top => Action::Top,
+            N::Bottom => Action::Bottom,
+            N::Open => Action::Open,
+            N::Back => Action::Back,
+            N::AsOfAxis => Action::AsOfAxis,
+            N::AsOfBackDay => Action::AsOfStep(Step::BackDay),
+            N::AsOfForwardDay => Action::AsOfStep(Step::ForwardDay),
+            N::AsOfBackWeek => Action::AsOfStep(Step::BackWeek),
+            N::AsOfForwardWeek => Action::AsOfStep(Step::ForwardWeek),
+            N::AsOfPrevChange => Action::AsOfStep(Step::PrevChange),
+            N::AsOfNextChange => Action::AsOfStep(Step::NextChange),
+            N::AsOfNow => Action::AsOfNow,
+            N::AsOfValid => Action::AsOfSet(Axis::Valid, time(arg)?),
+            N::AsOfKnown => Action::AsOfSet(Axis::Known, time(arg)?),
+            N::RecallEdit => Action::RecallEdit,
+            N::RecallRun => Action::RecallRun,
+            N::RecallSeed => Action::RecallSeed,
+            N::RecallSemantic => Action::RecallToggle(Leg::Semantic),
+            N::RecallBm25 => Action::RecallToggle(Leg::Bm25),
+            N::RecallGraph => Action::RecallToggle(Leg::Graph),
+            N::RecallFusion => Action::RecallFusion,
+            N::RecallQuery => Action::RecallQuery(arg.to_string()),
+            N::FilterText => Action::FilterText(arg.to_string()),
+            N::FilterEntity => Action::FilterEntity(
+                arg.parse::<EntityKey>()
+                    .map_err(|e| invalid(e.to_string()))?,
+            ),
+            N::FilterClass => Action::FilterClass(arg.to_string()),
+            N::FilterSelected => Action::FilterSelected,
+            N::FilterClear => Action::FilterClear,
+            N::Select => Action::Select(arg.to_string()),
+            N::Refresh => Action::Refresh,
+        })
+    }
+}
+
+impl std::fmt::Display for ActionName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ActionError {
+    #[error("unknown action {0:?}; see the help screen (?) for the list")]
+    Unknown(String),
+    #[error("action {name} expects {expected}")]
+    Missing {
+        name: &'static str,
+        expected: &'static str,
+    },
+    #[error("action {name} takes no argument, got {argument:?}")]
+    Unexpected {
+        name: &'static str,
+        argument: String,
+    },
+    #[error("action {name}: {why}")]
+    Invalid { name: &'static str, why: String },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,178 +376,16 @@ pub enum Action {
     Refresh,
 }
 
-/// A named action as the help screen and the palette list it.
-pub struct ActionSpec {
-    pub name: &'static str,
-    /// The argument it takes, if any, as shown to the user.
-    pub argument: Option<&'static str>,
-    pub about: &'static str,
-}
-
-const fn spec(name: &'static str, about: &'static str) -> ActionSpec {
-    ActionSpec {
-        name,
-        argument: None,
-        about,
-    }
-}
-
-const fn spec_arg(name: &'static str, argument: &'static str, about: &'static str) -> ActionSpec {
-    ActionSpec {
-        name,
-        argument: Some(argument),
-        about,
-    }
-}
-
-pub const ACTIONS: &[ActionSpec] = &[
-    spec("quit", "leave the explorer"),
-    spec("help", "show or hide this help"),
-    spec("palette", "open the command palette"),
-    spec("search", "filter the timeline by text"),
-    spec("focus.next", "focus the next pane"),
-    spec("focus.prev", "focus the previous pane"),
-    spec("focus.timeline", "focus the timeline (1)"),
-    spec("focus.facts", "focus the fact inspector (2)"),
-    spec("focus.recall", "focus the recall breakdown (3)"),
-    spec("focus.lessons", "focus lessons and skills (4)"),
-    spec("focus.lineage", "focus the supersession lineage (5)"),
-    spec("focus.entity", "focus the entity view (6)"),
-    spec("zoom", "give the focused pane the whole screen, or restore"),
-    spec("up", "move up"),
-    spec("down", "move down"),
-    spec("page_up", "move up a page"),
-    spec("page_down", "move down a page"),
-    spec("top", "go to the first row"),
-    spec("bottom", "go to the last row"),
-    spec(
-        "open",
-        "drill into the row: episode, entity or lineage link",
-    ),
-    spec("back", "go back to the previous selection, or close"),
-    spec(
-        "asof.axis",
-        "switch the slider between valid and knowledge time",
-    ),
-    spec("asof.back_day", "move the as-of point one day back"),
-    spec("asof.forward_day", "move the as-of point one day forward"),
-    spec("asof.back_week", "move the as-of point one week back"),
-    spec("asof.forward_week", "move the as-of point one week forward"),
-    spec(
-        "asof.prev_change",
-        "jump to the previous change of the selection's facts",
-    ),
-    spec(
-        "asof.next_change",
-        "jump to the next change of the selection's facts",
-    ),
-    spec("asof.now", "snap both axes to now"),
-    spec_arg("asof.valid", "RFC3339", "set valid time"),
-    spec_arg("asof.known", "RFC3339", "set knowledge time"),
-    spec("recall.edit", "edit the recall query"),
-    spec("recall.run", "run recall at the as-of point"),
-    spec(
-        "recall.seed",
-        "seed the query from the selected episode and run it",
-    ),
-    spec("recall.semantic", "turn the semantic leg on or off"),
-    spec("recall.bm25", "turn the BM25 leg on or off"),
-    spec("recall.graph", "turn the graph leg on or off"),
-    spec("recall.fusion", "cycle fusion: rrf, seed, weighted"),
-    spec_arg("recall.query", "TEXT", "set the recall query and run it"),
-    spec_arg(
-        "filter.text",
-        "TEXT",
-        "show episodes whose text contains TEXT",
-    ),
-    spec_arg(
-        "filter.entity",
-        "TYPE:REF",
-        "show episodes with a fact about the entity",
-    ),
-    spec_arg("filter.class", "NAME", "show episodes of a fault class"),
-    spec(
-        "filter.selected",
-        "filter the timeline by the entity in view",
-    ),
-    spec("filter.clear", "clear every timeline filter"),
-    spec_arg("select", "FINGERPRINT", "select an episode"),
-    spec("refresh", "reload everything from the store"),
-];
-
 impl Action {
     /// Resolves a name and its argument, as typed in the palette or a script.
-    pub fn parse(name: &str, argument: Option<&str>) -> Result<Action, String> {
-        let Some(spec) = ACTIONS.iter().find(|s| s.name == name) else {
-            return Err(format!(
-                "unknown action {name:?}; see the help screen (?) for the list"
-            ));
-        };
-        let argument = argument.map(str::trim).filter(|a| !a.is_empty());
-        let arg = match (spec.argument, argument) {
-            (Some(what), None) => return Err(format!("action {name} expects {what}")),
-            (None, Some(extra)) => {
-                return Err(format!("action {name} takes no argument, got {extra:?}"));
-            }
-            (_, a) => a.unwrap_or_default(),
-        };
-        let time = |a: &str| Timestamp::parse(a).map_err(|e| format!("action {name}: {e}"));
-        Ok(match name {
-            "quit" => Action::Quit,
-            "help" => Action::Help,
-            "palette" => Action::Palette,
-            "search" => Action::Search,
-            "focus.next" => Action::FocusNext,
-            "focus.prev" => Action::FocusPrev,
-            "zoom" => Action::Zoom,
-            "up" => Action::Up,
-            "down" => Action::Down,
-            "page_up" => Action::PageUp,
-            "page_down" => Action::PageDown,
-            "top" => Action::Top,
-            "bottom" => Action::Bottom,
-            "open" => Action::Open,
-            "back" => Action::Back,
-            "asof.axis" => Action::AsOfAxis,
-            "asof.back_day" => Action::AsOfStep(Step::BackDay),
-            "asof.forward_day" => Action::AsOfStep(Step::ForwardDay),
-            "asof.back_week" => Action::AsOfStep(Step::BackWeek),
-            "asof.forward_week" => Action::AsOfStep(Step::ForwardWeek),
-            "asof.prev_change" => Action::AsOfStep(Step::PrevChange),
-            "asof.next_change" => Action::AsOfStep(Step::NextChange),
-            "asof.now" => Action::AsOfNow,
-            "asof.valid" => Action::AsOfSet(Axis::Valid, time(arg)?),
-            "asof.known" => Action::AsOfSet(Axis::Known, time(arg)?),
-            "recall.edit" => Action::RecallEdit,
-            "recall.run" => Action::RecallRun,
-            "recall.seed" => Action::RecallSeed,
-            "recall.semantic" => Action::RecallToggle(Leg::Semantic),
-            "recall.bm25" => Action::RecallToggle(Leg::Bm25),
-            "recall.graph" => Action::RecallToggle(Leg::Graph),
-            "recall.fusion" => Action::RecallFusion,
-            "recall.query" => Action::RecallQuery(arg.to_string()),
-            "filter.text" => Action::FilterText(arg.to_string()),
-            "filter.entity" => Action::FilterEntity(
-                arg.parse::<EntityKey>()
-                    .map_err(|e| format!("action {name}: {e}"))?,
-            ),
-            "filter.class" => Action::FilterClass(arg.to_string()),
-            "filter.selected" => Action::FilterSelected,
-            "filter.clear" => Action::FilterClear,
-            "select" => Action::Select(arg.to_string()),
-            "refresh" => Action::Refresh,
-            focus => match Pane::ALL
-                .iter()
-                .find(|p| focus == format!("focus.{}", p.name()))
-            {
-                Some(p) => Action::Focus(*p),
-                None => return Err(format!("action {name} is listed but not wired")),
-            },
-        })
+    pub fn parse(name: &str, argument: Option<&str>) -> Result<Action, ActionError> {
+        name.parse::<ActionName>()
+            .map_err(|_| ActionError::Unknown(name.to_string()))?
+            .with(argument)
     }
 
     /// Parses `name [argument...]` as typed in the palette.
-    pub fn parse_line(line: &str) -> Result<Action, String> {
+    pub fn parse_line(line: &str) -> Result<Action, ActionError> {
         let line = line.trim();
         match line.split_once(char::is_whitespace) {
             Some((name, arg)) => Action::parse(name, Some(arg)),
@@ -248,69 +393,70 @@ impl Action {
         }
     }
 
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> ActionName {
+        use ActionName as N;
         match self {
-            Action::Quit => "quit",
-            Action::Help => "help",
-            Action::Palette => "palette",
-            Action::Search => "search",
-            Action::FocusNext => "focus.next",
-            Action::FocusPrev => "focus.prev",
-            Action::Focus(p) => match p {
-                Pane::Timeline => "focus.timeline",
-                Pane::Facts => "focus.facts",
-                Pane::Recall => "focus.recall",
-                Pane::Lessons => "focus.lessons",
-                Pane::Lineage => "focus.lineage",
-                Pane::Entity => "focus.entity",
-            },
-            Action::Zoom => "zoom",
-            Action::Up => "up",
-            Action::Down => "down",
-            Action::PageUp => "page_up",
-            Action::PageDown => "page_down",
-            Action::Top => "top",
-            Action::Bottom => "bottom",
-            Action::Open => "open",
-            Action::Back => "back",
-            Action::AsOfAxis => "asof.axis",
-            Action::AsOfStep(step) => match step {
-                Step::BackDay => "asof.back_day",
-                Step::ForwardDay => "asof.forward_day",
-                Step::BackWeek => "asof.back_week",
-                Step::ForwardWeek => "asof.forward_week",
-                Step::PrevChange => "asof.prev_change",
-                Step::NextChange => "asof.next_change",
-            },
-            Action::AsOfNow => "asof.now",
-            Action::AsOfSet(Axis::Valid, _) => "asof.valid",
-            Action::AsOfSet(Axis::Known, _) => "asof.known",
-            Action::RecallEdit => "recall.edit",
-            Action::RecallRun => "recall.run",
-            Action::RecallSeed => "recall.seed",
-            Action::RecallToggle(Leg::Semantic) => "recall.semantic",
-            Action::RecallToggle(Leg::Bm25) => "recall.bm25",
-            Action::RecallToggle(Leg::Graph) => "recall.graph",
-            Action::RecallFusion => "recall.fusion",
-            Action::RecallQuery(_) => "recall.query",
-            Action::FilterText(_) => "filter.text",
-            Action::FilterEntity(_) => "filter.entity",
-            Action::FilterClass(_) => "filter.class",
-            Action::FilterSelected => "filter.selected",
-            Action::FilterClear => "filter.clear",
-            Action::Select(_) => "select",
-            Action::Refresh => "refresh",
+            Action::Quit => N::Quit,
+            Action::Help => N::Help,
+            Action::Palette => N::Palette,
+            Action::Search => N::Search,
+            Action::FocusNext => N::FocusNext,
+            Action::FocusPrev => N::FocusPrev,
+            Action::Focus(Pane::Timeline) => N::FocusTimeline,
+            Action::Focus(Pane::Facts) => N::FocusFacts,
+            Action::Focus(Pane::Recall) => N::FocusRecall,
+            Action::Focus(Pane::Lessons) => N::FocusLessons,
+            Action::Focus(Pane::Lineage) => N::FocusLineage,
+            Action::Focus(Pane::Entity) => N::FocusEntity,
+            Action::Zoom => N::Zoom,
+            Action::Up => N::Up,
+            Action::Down => N::Down,
+            Action::PageUp => N::PageUp,
+            Action::PageDown => N::PageDown,
+            Action::Top => N::Top,
+            Action::Bottom => N::Bottom,
+            Action::Open => N::Open,
+            Action::Back => N::Back,
+            Action::AsOfAxis => N::AsOfAxis,
+            Action::AsOfStep(Step::BackDay) => N::AsOfBackDay,
+            Action::AsOfStep(Step::ForwardDay) => N::AsOfForwardDay,
+            Action::AsOfStep(Step::BackWeek) => N::AsOfBackWeek,
+            Action::AsOfStep(Step::ForwardWeek) => N::AsOfForwardWeek,
+            Action::AsOfStep(Step::PrevChange) => N::AsOfPrevChange,
+            Action::AsOfStep(Step::NextChange) => N::AsOfNextChange,
+            Action::AsOfNow => N::AsOfNow,
+            Action::AsOfSet(Axis::Valid, _) => N::AsOfValid,
+            Action::AsOfSet(Axis::Known, _) => N::AsOfKnown,
+            Action::RecallEdit => N::RecallEdit,
+            Action::RecallRun => N::RecallRun,
+            Action::RecallSeed => N::RecallSeed,
+            Action::RecallToggle(Leg::Semantic) => N::RecallSemantic,
+            Action::RecallToggle(Leg::Bm25) => N::RecallBm25,
+            Action::RecallToggle(Leg::Graph) => N::RecallGraph,
+            Action::RecallFusion => N::RecallFusion,
+            Action::RecallQuery(_) => N::RecallQuery,
+            Action::FilterText(_) => N::FilterText,
+            Action::FilterEntity(_) => N::FilterEntity,
+            Action::FilterClass(_) => N::FilterClass,
+            Action::FilterSelected => N::FilterSelected,
+            Action::FilterClear => N::FilterClear,
+            Action::Select(_) => N::Select,
+            Action::Refresh => N::Refresh,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().as_str()
     }
 
     /// The argument as it would be typed, for event logs.
     pub fn argument(&self) -> Option<String> {
         match self {
             Action::AsOfSet(_, t) => Some(t.to_string()),
-            Action::RecallQuery(s) | Action::FilterText(s) | Action::FilterClass(s) => {
-                Some(s.clone())
-            }
-            Action::Select(s) => Some(s.clone()),
+            Action::RecallQuery(s)
+            | Action::FilterText(s)
+            | Action::FilterClass(s)
+            | Action::Select(s) => Some(s.clone()),
             Action::FilterEntity(k) => Some(format!("{}:{}", k.entity_type, k.entity_ref)),
             _ => None,
         }
@@ -322,35 +468,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_listed_action_parses_and_names_itself() {
-        for spec in ACTIONS {
-            let arg = spec.argument.map(|a| match a {
+    fn every_name_parses_and_names_itself() {
+        for name in ActionName::all() {
+            let arg = name.argument().map(|a| match a {
                 "RFC3339" => "2025-01-01T00:00:00Z",
                 "TYPE:REF" => "service:api",
                 _ => "x",
             });
-            let action = Action::parse(spec.name, arg).unwrap();
-            assert_eq!(action.name(), spec.name);
+            let action = Action::parse(name.as_str(), arg).unwrap();
+            assert_eq!(action.kind(), name);
+            assert!(!name.about().is_empty(), "{name} has no help text");
         }
     }
 
     #[test]
     fn arguments_are_checked() {
-        assert!(
-            Action::parse("asof.valid", None)
-                .unwrap_err()
-                .contains("RFC3339")
-        );
-        assert!(
-            Action::parse("quit", Some("now"))
-                .unwrap_err()
-                .contains("no argument")
-        );
-        assert!(
-            Action::parse("teleport", None)
-                .unwrap_err()
-                .contains("unknown action")
-        );
+        let err = |r: Result<Action, ActionError>| r.unwrap_err().to_string();
+        assert!(err(Action::parse("asof.valid", None)).contains("RFC3339"));
+        assert!(err(Action::parse("quit", Some("now"))).contains("no argument"));
+        assert!(err(Action::parse("teleport", None)).contains("unknown action"));
+        assert!(err(Action::parse("asof.valid", Some("yesterday"))).contains("asof.valid"));
         assert_eq!(
             Action::parse_line("filter.text  disk full ").unwrap(),
             Action::FilterText("disk full".into())

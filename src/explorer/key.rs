@@ -130,8 +130,13 @@ impl KeyChord {
     }
 }
 
+/// A key name that does not parse, with what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct KeyError(String);
+
 impl FromStr for KeyChord {
-    type Err = String;
+    type Err = KeyError;
 
     /// `j`, `G`, `?`, `Enter`, `PageDown`, `Space`, `Ctrl+r`, `Alt+x`, `Shift+Tab`, `F5`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -148,9 +153,9 @@ impl FromStr for KeyChord {
                 "alt" => alt = true,
                 "shift" => shift = true,
                 other => {
-                    return Err(format!(
+                    return Err(KeyError(format!(
                         "unknown modifier {other:?} in key {s:?}; expected Ctrl, Alt or Shift"
-                    ));
+                    )));
                 }
             }
             rest = tail;
@@ -168,10 +173,10 @@ impl FromStr for KeyChord {
                         .find(|(name, _)| *name == lower)
                         .map(|(_, code)| *code)
                         .ok_or_else(|| {
-                            format!(
+                            KeyError(format!(
                                 "unknown key {rest:?}; expected a character, F1-F12 or one of {}",
                                 NAMED.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-                            )
+                            ))
                         })?
                 }
             }
@@ -251,12 +256,14 @@ mod tests {
             "Hyper+x"
                 .parse::<KeyChord>()
                 .unwrap_err()
+                .to_string()
                 .contains("modifier")
         );
         assert!(
             "Return"
                 .parse::<KeyChord>()
                 .unwrap_err()
+                .to_string()
                 .contains("unknown key")
         );
     }

@@ -1,94 +1,146 @@
-//! Keys to named actions, per context, with the defaults below and overrides from the
-//! config file merged over them.
+//! Keys to actions, per context, with the defaults below and overrides from the config
+//! file merged over them. Every mode's keys are here: the help screen lists them all and
+//! a user can rebind any of them.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::action::{ACTIONS, Action};
-use super::key::KeyChord;
+use super::action::{Action, ActionError, ActionName};
+use super::key::{KeyChord, KeyError};
 use super::pane::Pane;
 
-/// Where a binding applies: everywhere, or only while a pane has focus.
+/// Where a binding applies: everywhere, while a pane has focus, or in one of the modes
+/// that take the keys for themselves (in a text input, an unbound key types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Context {
     Global,
     Pane(Pane),
+    Help,
+    Search,
+    Palette,
+    Query,
 }
 
 impl Context {
+    pub const ALL: [Context; 11] = [
+        Context::Global,
+        Context::Pane(Pane::Timeline),
+        Context::Pane(Pane::Facts),
+        Context::Pane(Pane::Recall),
+        Context::Pane(Pane::Lessons),
+        Context::Pane(Pane::Lineage),
+        Context::Pane(Pane::Entity),
+        Context::Help,
+        Context::Search,
+        Context::Palette,
+        Context::Query,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Context::Global => "global",
             Context::Pane(p) => p.name(),
+            Context::Help => "help",
+            Context::Search => "search",
+            Context::Palette => "palette",
+            Context::Query => "query",
+        }
+    }
+
+    /// What the help screen says of the context, beside its name.
+    pub fn about(self) -> &'static str {
+        match self {
+            Context::Global | Context::Pane(_) => "",
+            Context::Help => " (while this help is open)",
+            Context::Search => " (typing a search; other keys type)",
+            Context::Palette => " (typing a command; other keys type)",
+            Context::Query => " (typing a recall query; other keys type)",
         }
     }
 
     fn parse(name: &str) -> Option<Context> {
-        if name == "global" {
-            return Some(Context::Global);
-        }
-        Pane::ALL
-            .iter()
-            .find(|p| p.name() == name)
-            .map(|p| Context::Pane(*p))
+        Context::ALL.into_iter().find(|c| c.name() == name)
     }
 }
 
-const DEFAULTS: &[(&str, &str, &str)] = &[
-    ("global", "q", "quit"),
-    ("global", "Ctrl+c", "quit"),
-    ("global", "?", "help"),
-    ("global", ":", "palette"),
-    ("global", "/", "search"),
-    ("global", "Tab", "focus.next"),
-    ("global", "Shift+Tab", "focus.prev"),
-    ("global", "1", "focus.timeline"),
-    ("global", "2", "focus.facts"),
-    ("global", "3", "focus.recall"),
-    ("global", "4", "focus.lessons"),
-    ("global", "5", "focus.lineage"),
-    ("global", "6", "focus.entity"),
-    ("global", "z", "zoom"),
-    ("global", "k", "up"),
-    ("global", "Up", "up"),
-    ("global", "j", "down"),
-    ("global", "Down", "down"),
-    ("global", "PageUp", "page_up"),
-    ("global", "Ctrl+u", "page_up"),
-    ("global", "PageDown", "page_down"),
-    ("global", "Ctrl+d", "page_down"),
-    ("global", "g", "top"),
-    ("global", "Home", "top"),
-    ("global", "G", "bottom"),
-    ("global", "End", "bottom"),
-    ("global", "Enter", "open"),
-    ("global", "Esc", "back"),
-    ("global", "t", "asof.axis"),
-    ("global", "[", "asof.back_day"),
-    ("global", "]", "asof.forward_day"),
-    ("global", "{", "asof.back_week"),
-    ("global", "}", "asof.forward_week"),
-    ("global", "<", "asof.prev_change"),
-    ("global", ">", "asof.next_change"),
-    ("global", "n", "asof.now"),
-    ("global", "Ctrl+r", "refresh"),
-    ("global", "r", "recall.seed"),
-    ("global", "c", "filter.clear"),
-    ("timeline", "Left", "asof.back_day"),
-    ("timeline", "Right", "asof.forward_day"),
-    ("facts", "Left", "asof.back_day"),
-    ("facts", "Right", "asof.forward_day"),
-    ("recall", "i", "recall.edit"),
-    ("recall", "e", "recall.edit"),
-    ("recall", "r", "recall.run"),
-    ("recall", "y", "recall.seed"),
-    ("recall", "s", "recall.semantic"),
-    ("recall", "b", "recall.bm25"),
-    ("recall", "g", "recall.graph"),
-    ("recall", "f", "recall.fusion"),
-    ("entity", "f", "filter.selected"),
-];
+const DEFAULTS: &[(&str, &str, ActionName)] = {
+    use ActionName as A;
+    &[
+        ("global", "q", A::Quit),
+        ("global", "Ctrl+c", A::Quit),
+        ("global", "?", A::Help),
+        ("global", ":", A::Palette),
+        ("global", "/", A::Search),
+        ("global", "Tab", A::FocusNext),
+        ("global", "Shift+Tab", A::FocusPrev),
+        ("global", "1", A::FocusTimeline),
+        ("global", "2", A::FocusFacts),
+        ("global", "3", A::FocusRecall),
+        ("global", "4", A::FocusLessons),
+        ("global", "5", A::FocusLineage),
+        ("global", "6", A::FocusEntity),
+        ("global", "z", A::Zoom),
+        ("global", "k", A::Up),
+        ("global", "Up", A::Up),
+        ("global", "j", A::Down),
+        ("global", "Down", A::Down),
+        ("global", "PageUp", A::PageUp),
+        ("global", "Ctrl+u", A::PageUp),
+        ("global", "PageDown", A::PageDown),
+        ("global", "Ctrl+d", A::PageDown),
+        ("global", "g", A::Top),
+        ("global", "Home", A::Top),
+        ("global", "G", A::Bottom),
+        ("global", "End", A::Bottom),
+        ("global", "Enter", A::Open),
+        ("global", "Esc", A::Back),
+        ("global", "t", A::AsOfAxis),
+        ("global", "[", A::AsOfBackDay),
+        ("global", "]", A::AsOfForwardDay),
+        ("global", "{", A::AsOfBackWeek),
+        ("global", "}", A::AsOfForwardWeek),
+        ("global", "<", A::AsOfPrevChange),
+        ("global", ">", A::AsOfNextChange),
+        ("global", "n", A::AsOfNow),
+        ("global", "Ctrl+r", A::Refresh),
+        ("global", "r", A::RecallSeed),
+        ("global", "c", A::FilterClear),
+        ("timeline", "Left", A::AsOfBackDay),
+        ("timeline", "Right", A::AsOfForwardDay),
+        ("facts", "Left", A::AsOfBackDay),
+        ("facts", "Right", A::AsOfForwardDay),
+        ("recall", "i", A::RecallEdit),
+        ("recall", "e", A::RecallEdit),
+        ("recall", "r", A::RecallRun),
+        ("recall", "y", A::RecallSeed),
+        ("recall", "s", A::RecallSemantic),
+        ("recall", "b", A::RecallBm25),
+        ("recall", "g", A::RecallGraph),
+        ("recall", "f", A::RecallFusion),
+        ("entity", "f", A::FilterSelected),
+        ("help", "Esc", A::Back),
+        ("help", "q", A::Back),
+        ("help", "?", A::Help),
+        ("help", "Ctrl+c", A::Quit),
+        ("help", "j", A::Down),
+        ("help", "Down", A::Down),
+        ("help", "k", A::Up),
+        ("help", "Up", A::Up),
+        ("help", "PageDown", A::PageDown),
+        ("help", "PageUp", A::PageUp),
+        ("help", "Home", A::Top),
+        ("search", "Enter", A::Open),
+        ("search", "Esc", A::Back),
+        ("search", "Ctrl+c", A::Quit),
+        ("palette", "Enter", A::Open),
+        ("palette", "Esc", A::Back),
+        ("palette", "Ctrl+c", A::Quit),
+        ("query", "Enter", A::Open),
+        ("query", "Esc", A::Back),
+        ("query", "Ctrl+c", A::Quit),
+    ]
+};
 
 /// `[keymap.CONTEXT]` tables of `"KEY" = "action"`; `"none"` unbinds a default.
 pub type KeymapOverrides = BTreeMap<String, BTreeMap<String, String>>;
@@ -97,60 +149,78 @@ pub type KeymapOverrides = BTreeMap<String, BTreeMap<String, String>>;
 #[serde(transparent)]
 pub struct KeymapSection(pub KeymapOverrides);
 
+#[derive(Debug, thiserror::Error)]
+pub enum KeymapError {
+    #[error("keymap.{context}.{key:?}: unknown context {context:?}; expected one of {expected}")]
+    Context {
+        context: String,
+        key: String,
+        expected: String,
+    },
+    #[error("keymap.{context}.{key:?}: {source}")]
+    Key {
+        context: String,
+        key: String,
+        source: KeyError,
+    },
+    #[error("keymap.{context}.{key:?}: {source}")]
+    Action {
+        context: String,
+        key: String,
+        source: ActionError,
+    },
+}
+
 #[derive(Clone, Debug)]
 pub struct Keymap {
-    bindings: BTreeMap<(Context, KeyChord), String>,
+    bindings: BTreeMap<(Context, KeyChord), Action>,
 }
 
 impl Keymap {
-    pub fn defaults() -> Result<Keymap, String> {
+    pub fn defaults() -> Result<Keymap, KeymapError> {
         Keymap::with_overrides(&KeymapOverrides::new())
     }
 
     /// The defaults with `overrides` merged over them; a bad key, context or action is an
     /// error naming it.
-    pub fn with_overrides(overrides: &KeymapOverrides) -> Result<Keymap, String> {
+    pub fn with_overrides(overrides: &KeymapOverrides) -> Result<Keymap, KeymapError> {
         let mut bindings = BTreeMap::new();
         for (context, key, action) in DEFAULTS {
-            bind(&mut bindings, context, key, action)?;
+            bind(&mut bindings, context, key, action.as_str())?;
         }
         for (context, keys) in overrides {
             for (key, action) in keys {
-                bind(&mut bindings, context, key, action)
-                    .map_err(|e| format!("keymap.{context}.{key:?}: {e}"))?;
+                bind(&mut bindings, context, key, action)?;
             }
         }
         Ok(Keymap { bindings })
     }
 
-    /// The action bound to `key` when `pane` has focus: the pane's own binding first.
-    pub fn lookup(&self, pane: Pane, key: KeyChord) -> Option<Action> {
-        self.bindings
-            .get(&(Context::Pane(pane), key))
-            .or_else(|| self.bindings.get(&(Context::Global, key)))
-            .and_then(|name| Action::parse(name, None).ok())
+    /// The action bound to `key` in the first of `contexts` that binds it.
+    pub fn lookup(&self, contexts: &[Context], key: KeyChord) -> Option<Action> {
+        contexts
+            .iter()
+            .find_map(|c| self.bindings.get(&(*c, key)))
+            .cloned()
     }
 
     /// Every context with its actions and the keys bound to each, in vocabulary order.
     pub fn help(&self) -> Vec<HelpSection> {
-        let mut contexts = vec![Context::Global];
-        contexts.extend(Pane::ALL.iter().map(|p| Context::Pane(*p)));
-        contexts
+        Context::ALL
             .into_iter()
             .filter_map(|context| {
-                let rows: Vec<HelpRow> = ACTIONS
-                    .iter()
-                    .filter_map(|spec| {
+                let rows: Vec<HelpRow> = ActionName::all()
+                    .filter_map(|name| {
                         let keys: Vec<String> = self
                             .bindings
                             .iter()
-                            .filter(|((c, _), a)| *c == context && a.as_str() == spec.name)
+                            .filter(|((c, _), a)| *c == context && a.kind() == name)
                             .map(|((_, k), _)| k.to_string())
                             .collect();
                         (!keys.is_empty()).then(|| HelpRow {
                             keys: keys.join(" "),
-                            action: spec.name,
-                            about: spec.about,
+                            action: name.as_str(),
+                            about: name.about(),
                         })
                     })
                     .collect();
@@ -172,29 +242,42 @@ pub struct HelpRow {
 }
 
 fn bind(
-    bindings: &mut BTreeMap<(Context, KeyChord), String>,
+    bindings: &mut BTreeMap<(Context, KeyChord), Action>,
     context: &str,
     key: &str,
     action: &str,
-) -> Result<(), String> {
-    let context = Context::parse(context).ok_or_else(|| {
-        format!(
-            "unknown context {context:?}; expected global or a pane ({})",
-            Pane::ALL.map(|p| p.name()).join(", ")
-        )
+) -> Result<(), KeymapError> {
+    let at = || (context.to_string(), key.to_string());
+    let Some(ctx) = Context::parse(context) else {
+        let (context, key) = at();
+        return Err(KeymapError::Context {
+            context,
+            key,
+            expected: Context::ALL.map(|c| c.name()).join(", "),
+        });
+    };
+    let chord: KeyChord = key.parse().map_err(|source| {
+        let (context, key) = at();
+        KeymapError::Key {
+            context,
+            key,
+            source,
+        }
     })?;
-    let key: KeyChord = key.parse()?;
     if action == "none" {
-        bindings.remove(&(context, key));
+        bindings.remove(&(ctx, chord));
         return Ok(());
     }
-    match Action::parse(action, None) {
-        Ok(_) => {
-            bindings.insert((context, key), action.to_string());
-            Ok(())
+    let action = Action::parse(action, None).map_err(|source| {
+        let (context, key) = at();
+        KeymapError::Action {
+            context,
+            key,
+            source,
         }
-        Err(e) => Err(e),
-    }
+    })?;
+    bindings.insert((ctx, chord), action);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -202,17 +285,21 @@ mod tests {
     use super::*;
     use crate::explorer::key::KeyCode;
 
+    fn normal(pane: Pane) -> [Context; 2] {
+        [Context::Pane(pane), Context::Global]
+    }
+
     #[test]
     fn defaults_resolve_and_panes_override_global() {
         let map = Keymap::defaults().unwrap();
         let g = KeyChord::char('g');
-        assert_eq!(map.lookup(Pane::Timeline, g), Some(Action::Top));
+        assert_eq!(map.lookup(&normal(Pane::Timeline), g), Some(Action::Top));
         assert_eq!(
-            map.lookup(Pane::Recall, g),
+            map.lookup(&normal(Pane::Recall), g),
             Some(Action::RecallToggle(crate::recall::Leg::Graph))
         );
         assert_eq!(
-            map.lookup(Pane::Facts, KeyChord::plain(KeyCode::Enter)),
+            map.lookup(&normal(Pane::Facts), KeyChord::plain(KeyCode::Enter)),
             Some(Action::Open)
         );
     }
@@ -228,12 +315,15 @@ mod tests {
             .insert("q".into(), "none".into());
         let map = Keymap::with_overrides(&o).unwrap();
         assert_eq!(
-            map.lookup(Pane::Timeline, KeyChord::char('x')),
+            map.lookup(&normal(Pane::Timeline), KeyChord::char('x')),
             Some(Action::Quit)
         );
-        assert_eq!(map.lookup(Pane::Timeline, KeyChord::char('q')), None);
         assert_eq!(
-            map.lookup(Pane::Timeline, KeyChord::char('?')),
+            map.lookup(&normal(Pane::Timeline), KeyChord::char('q')),
+            None
+        );
+        assert_eq!(
+            map.lookup(&normal(Pane::Timeline), KeyChord::char('?')),
             Some(Action::Help)
         );
         let mut bad = KeymapOverrides::new();
@@ -243,6 +333,7 @@ mod tests {
         assert!(
             Keymap::with_overrides(&bad)
                 .unwrap_err()
+                .to_string()
                 .contains("expects")
         );
     }

@@ -59,7 +59,9 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ScriptError> {
                 let name = parts
                     .next()
                     .ok_or_else(|| fail("Key expects a key name, e.g. Key Down 3".into()))?;
-                let key: KeyChord = name.parse().map_err(fail)?;
+                let key: KeyChord = name
+                    .parse()
+                    .map_err(|e: crate::explorer::key::KeyError| fail(e.to_string()))?;
                 let count = match parts.next() {
                     Some(n) => n
                         .parse::<usize>()
@@ -90,7 +92,9 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ScriptError> {
                     Some(a) => Some(a.to_string()),
                     None => None,
                 };
-                Command::Action(Action::parse(name, arg.as_deref()).map_err(fail)?)
+                Command::Action(
+                    Action::parse(name, arg.as_deref()).map_err(|e| fail(e.to_string()))?,
+                )
             }
             "Resize" => {
                 let (c, r) = rest

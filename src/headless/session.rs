@@ -11,8 +11,7 @@ use serde_json::json;
 
 use super::frame;
 use super::script::{Command, Line};
-use crate::explorer::App;
-use crate::explorer::ui;
+use crate::explorer::{App, Explorer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum HeadlessError {
@@ -49,7 +48,7 @@ pub struct SessionOptions {
 }
 
 pub struct Session {
-    app: App,
+    explorer: Explorer,
     terminal: Terminal<TestBackend>,
     options: SessionOptions,
     events: Option<BufWriter<File>>,
@@ -58,7 +57,7 @@ pub struct Session {
 
 impl Session {
     pub fn new(
-        mut app: App,
+        mut explorer: Explorer,
         width: u16,
         height: u16,
         options: SessionOptions,
@@ -72,14 +71,14 @@ impl Session {
             Some(p) => Some(BufWriter::new(File::create(p).map_err(io(p))?)),
             None => None,
         };
-        app.on_resize(width, height);
+        explorer.on_resize(width, height);
         let terminal =
             Terminal::new(TestBackend::new(width, height)).map_err(|e| HeadlessError::Io {
                 path: PathBuf::from("<terminal>"),
                 source: std::io::Error::other(e.to_string()),
             })?;
         Ok(Session {
-            app,
+            explorer,
             terminal,
             options,
             events,
@@ -88,11 +87,12 @@ impl Session {
     }
 
     pub fn app(&self) -> &App {
-        &self.app
+        self.explorer.app()
     }
 
-    pub fn app_mut(&mut self) -> &mut App {
-        &mut self.app
+    /// The explorer, to drive it beyond what scripts can say (a click at a cell).
+    pub fn explorer_mut(&mut self) -> &mut Explorer {
+        &mut self.explorer
     }
 
     pub fn snapshots(&self) -> &[PathBuf] {
@@ -110,18 +110,19 @@ impl Session {
         match &line.command {
             Command::Type(text) => {
                 for c in text.chars() {
-                    self.app.on_key(crate::explorer::key::KeyChord::char(c));
+                    self.explorer
+                        .on_key(crate::explorer::key::KeyChord::char(c));
                 }
             }
             Command::Key(key, count) => {
                 for _ in 0..*count {
-                    self.app.on_key(*key);
+                    self.explorer.on_key(*key);
                 }
             }
-            Command::Action(action) => self.app.dispatch(action.clone()),
+            Command::Action(action) => self.explorer.dispatch(action.clone()),
             Command::Resize(w, h) => {
                 self.terminal.backend_mut().resize(*w, *h);
-                self.app.on_resize(*w, *h);
+                self.explorer.on_resize(*w, *h);
             }
             Command::WaitIdle => self.wait_idle(line.number)?,
             Command::Snapshot(name) => {
@@ -175,26 +176,23 @@ impl Session {
     /// here, so what a script sees never depends on timing.
     pub fn wait_idle(&mut self, line: usize) -> Result<(), HeadlessError> {
         self.drain(line)?;
-        if self.app.check_for_changes() {
+        if self.explorer.check_for_changes() {
             self.drain(line)?;
         }
         Ok(())
     }
 
     fn drain(&mut self, line: usize) -> Result<(), HeadlessError> {
-        while !self.app.is_idle() {
-            match self.app.worker().recv_timeout(self.options.idle_timeout) {
-                Some(reply) => self.app.on_reply(reply),
-                None => {
-                    return Err(HeadlessError::Stalled {
-                        line,
-                        message: format!(
-                            "WaitIdle: still {} requests pending after {:?}",
-                            self.app.pending(),
-                            self.options.idle_timeout
-                        ),
-                    });
-                }
+        while !self.explorer.is_idle() {
+            if !self.explorer.wait(self.options.idle_timeout) {
+                return Err(HeadlessError::Stalled {
+                    line,
+                    message: format!(
+                        "WaitIdle: still {} requests pending after {:?}",
+                        self.explorer.pending(),
+                        self.options.idle_timeout
+                    ),
+                });
             }
         }
         Ok(())
@@ -202,16 +200,16 @@ impl Session {
 
     /// Draws the current state and returns the screen.
     pub fn draw(&mut self) -> Result<ratatui::buffer::Buffer, HeadlessError> {
-        let app = &self.app;
+        let explorer = &self.explorer;
         let completed =
             self.terminal
-                .draw(|f| ui::render(f, app))
+                .draw(|f| explorer.render(f))
                 .map_err(|e| HeadlessError::Io {
                     path: PathBuf::from("<terminal>"),
                     source: std::io::Error::other(e.to_string()),
                 })?;
         let buffer = completed.buffer.clone();
-        self.app.record_frame(&frame::hash(&buffer));
+        self.explorer.record_frame(&frame::hash(&buffer));
         Ok(buffer)
     }
 
@@ -220,7 +218,7 @@ impl Session {
     }
 
     fn flush_events(&mut self, line: usize) -> Result<(), HeadlessError> {
-        let events = self.app.take_events();
+        let events = self.explorer.take_events();
         let Some(out) = &mut self.events else {
             return Ok(());
         };

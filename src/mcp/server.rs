@@ -159,6 +159,7 @@ impl MemoryServer {
         let catch_up = live.catch_up(self.memory.store.clone(), quiet_report());
         let _ = tokio::time::timeout(live.stack.engine.timeout, catch_up).await;
         let request = RecallRequest {
+            exclude: Vec::new(),
             text: args.query,
             entities: args.entities,
             as_of: args.as_of,

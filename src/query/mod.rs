@@ -1,11 +1,12 @@
 //! Read models built from the store: facts and lessons as of a point, lineage chains, timeline
-//! pages.
+//! pages, and the views the explorer shows ([`views`]).
 
 mod code;
 mod facts;
 mod lesson;
 mod lineage;
 mod timeline;
+pub mod views;
 
 pub use code::{CodeQuery, code_units};
 pub use facts::{FactView, FactsReport, facts_as_of};

@@ -22,6 +22,9 @@ pub struct RecallRequest {
     pub k: usize,
     pub legs: LegSet,
     pub fusion: FusionPolicy,
+    /// Episodes left out of every leg's list before fusion, e.g. the episode a query was
+    /// seeded from: the ranks are among the others.
+    pub exclude: Vec<String>,
 }
 
 /// Runs the legs in parallel, each as its own task with a timeout, and fuses what answered.
@@ -106,11 +109,12 @@ impl RecallEngine {
             }
             match outcome.map(|r| r.map(|(result, _)| result)) {
                 Ok(Ok(Ok(LegHits {
-                    fingerprints,
+                    mut fingerprints,
                     embed_ms,
                     note,
                     ..
                 }))) => {
+                    fingerprints.retain(|fp| !request.exclude.contains(fp));
                     report.status = LegStatus::Ok;
                     report.hits = fingerprints.len();
                     report.embed_ms = embed_ms;

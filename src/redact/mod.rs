@@ -9,6 +9,7 @@ mod checks;
 mod error;
 mod patterns;
 mod rule;
+mod shown;
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -17,6 +18,7 @@ use regex::Regex;
 
 pub use error::RedactError;
 use rule::Rule;
+pub use shown::Shown;
 
 /// A pass can expose a match that a context check rejected before (a neighbour was
 /// replaced); passes repeat until nothing changes. Built-ins settle in one or two.

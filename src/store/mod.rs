@@ -147,6 +147,20 @@ pub trait MemoryStore: Send + Sync {
     /// Lineage edges that name `fingerprint` as the prior.
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
 
+    /// For each fingerprint, in order: whether it superseded an earlier episode, and whether
+    /// a later one superseded it.
+    fn supersession_marks(&self, fingerprints: &[String]) -> Result<Vec<(bool, bool)>, StoreError> {
+        fingerprints
+            .iter()
+            .map(|fp| {
+                Ok((
+                    !self.supersedes(fp)?.is_empty(),
+                    !self.superseded_by(fp)?.is_empty(),
+                ))
+            })
+            .collect()
+    }
+
     /// Episodes in the order the store learned of them, after ingest sequence `after`
     /// (sequences start at 1): how derived indexes catch up.
     fn episodes_since(

@@ -96,14 +96,14 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
     use std::sync::Arc;
     use std::time::Duration;
     use strata::embed::HashEmbedder;
-    use strata::explorer::{App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
+    use strata::explorer::{Explorer, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
     use strata::recall::{RecallStack, StackOptions};
 
     let data = dir.to_path_buf();
     let open_store: StoreOpener = Box::new(move || {
-        let store = EmbeddedStore::open(&data).map_err(|e| e.to_string())?;
-        if store.stats().map_err(|e| e.to_string())?.episodes == 0 {
-            strata::demo::seed(&store).map_err(|e| e.to_string())?;
+        let store = EmbeddedStore::open(&data)?;
+        if store.stats()?.episodes == 0 {
+            strata::demo::seed(&store)?;
         }
         Ok((Arc::new(store) as Arc<dyn MemoryStore>, Vec::new()))
     });
@@ -123,7 +123,7 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
         stack
     });
     let worker = Worker::start(open_store, open_recall).unwrap();
-    let app = App::new(
+    let app = Explorer::new(
         Options {
             now: ts("2026-12-01T00:00:00Z"),
             theme: Theme::default(),

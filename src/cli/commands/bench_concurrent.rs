@@ -338,6 +338,7 @@ impl Reader<'_> {
                 self.store.lesson(fp)?;
             }
             let request = RecallRequest {
+                exclude: Vec::new(),
                 text: text.to_string(),
                 entities: vec![entity.parse::<EntityKey>()?],
                 as_of: AsOf::now(self.ctx.now),

@@ -18,7 +18,7 @@ use crate::cli::output::print_json;
 use strata::embed::HashEmbedder;
 use strata::explorer::action::Action;
 use strata::explorer::pane::Pane;
-use strata::explorer::{App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, ui};
+use strata::explorer::{App, Explorer, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker};
 use strata::recall::{RecallStack, StackOptions};
 use strata::store::MemoryStore;
 use strata::store::embedded::EmbeddedStore;
@@ -61,16 +61,14 @@ pub fn run(
 }
 
 /// Applies replies until `done` holds or the deadline passes.
-fn settle(app: &mut App, done: impl Fn(&App) -> bool) -> Result<()> {
+fn settle(explorer: &mut Explorer, done: impl Fn(&App) -> bool) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(120);
-    while !done(app) {
+    while !done(explorer.app()) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(eyre!("the explorer did not settle within 120 s"));
         }
-        if let Some(reply) = app.worker().recv_timeout(left) {
-            app.on_reply(reply);
-        }
+        explorer.wait(left.min(Duration::from_millis(10)));
     }
     Ok(())
 }
@@ -87,7 +85,8 @@ fn bench(
     let index_dir = dir.join("index");
     let start = Instant::now();
     let open_store: StoreOpener = Box::new(move || {
-        let store = EmbeddedStore::open(&data).map_err(|e| e.to_string())?;
+        let store = EmbeddedStore::open(&data)
+            .map_err(|e| Box::new(e) as strata::explorer::worker::OpenError)?;
         Ok((Arc::new(store) as Arc<dyn MemoryStore>, Vec::new()))
     });
     // Recall without building indexes: the graph leg answers from the store, so the
@@ -105,11 +104,11 @@ fn bench(
         )
     });
     let worker = Worker::start(open_store, open_recall)?;
-    let mut app = App::new(
+    let mut app = Explorer::new(
         Options {
             now: ctx.now,
             theme: Theme::default(),
-            keymap: Keymap::defaults().map_err(|e| eyre!(e))?,
+            keymap: Keymap::defaults()?,
             mask_volatile: false,
             record_events: false,
             recall_k: 10,
@@ -119,10 +118,10 @@ fn bench(
         Rect::new(0, 0, width, height),
     );
     let mut terminal = Terminal::new(TestBackend::new(width, height))?;
-    terminal.draw(|f| ui::render(f, &app))?;
+    terminal.draw(|f| app.render(f))?;
     let first_frame_ms = start.elapsed().as_secs_f64() * 1e3;
-    settle(&mut app, |a| a.detail.is_some())?;
-    terminal.draw(|f| ui::render(f, &app))?;
+    settle(&mut app, |a| a.shared.selection.detail.is_some())?;
+    terminal.draw(|f| app.render(f))?;
     let first_content_ms = start.elapsed().as_secs_f64() * 1e3;
     settle(&mut app, App::is_idle)?;
     app.dispatch(Action::RecallSeed);
@@ -144,11 +143,9 @@ fn bench(
     let mut times = Vec::with_capacity(frames);
     for i in 0..frames {
         app.dispatch(script[i % script.len()].clone());
-        while let Some(reply) = app.worker().try_recv() {
-            app.on_reply(reply);
-        }
+        app.drain();
         let t0 = Instant::now();
-        terminal.draw(|f| ui::render(f, &app))?;
+        terminal.draw(|f| app.render(f))?;
         times.push(t0.elapsed().as_secs_f64() * 1e3);
     }
     settle(&mut app, App::is_idle)?;
@@ -158,9 +155,9 @@ fn bench(
     app.dispatch(Action::Bottom);
     let last = n.saturating_sub(1);
     settle(&mut app, |a| {
-        a.timeline.row(last).is_some() && a.detail.is_some() && a.is_idle()
+        a.panes.timeline.row(last).is_some() && a.shared.selection.detail.is_some() && a.is_idle()
     })?;
-    terminal.draw(|f| ui::render(f, &app))?;
+    terminal.draw(|f| app.render(f))?;
     let jump_to_oldest_ms = t0.elapsed().as_secs_f64() * 1e3;
 
     let frame_render_ms = percentiles(times);

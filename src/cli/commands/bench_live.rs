@@ -20,7 +20,7 @@ use crate::cli::output::print_json;
 use strata::embed::HashEmbedder;
 use strata::explorer::action::Action;
 use strata::explorer::{
-    App, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
+    App, Explorer, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
 };
 use strata::model::Timestamp;
 use strata::recall::{RecallStack, StackOptions};
@@ -71,19 +71,14 @@ pub fn run(ctx: &Context, sizes: &[usize], writes: usize, dir: Option<&Path>) ->
 }
 
 /// Applies replies until `done` holds.
-fn settle(app: &mut App, done: impl Fn(&App) -> bool) -> Result<()> {
+fn settle(explorer: &mut Explorer, done: impl Fn(&App) -> bool) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(300);
-    while !done(app) {
+    while !done(explorer.app()) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(eyre!("the explorer did not settle within 300 s"));
         }
-        if let Some(reply) = app
-            .worker()
-            .recv_timeout(left.min(Duration::from_millis(10)))
-        {
-            app.on_reply(reply);
-        }
+        explorer.wait(left.min(Duration::from_millis(10)));
     }
     Ok(())
 }
@@ -99,7 +94,9 @@ fn bench(
     let index_dir = location.index_dir(dir);
     let opened = location.clone();
     let open_store: StoreOpener = Box::new(move || {
-        let store = opened.open().map_err(|e| e.to_string())?;
+        let store = opened
+            .open()
+            .map_err(|e| Box::new(e) as strata::explorer::worker::OpenError)?;
         Ok((store, Vec::new()))
     });
     let open_recall: RecallOpener = Box::new(move |store, progress| {
@@ -121,11 +118,11 @@ fn bench(
             follow_every: Some(follow),
         },
     )?;
-    let mut app = App::new(
+    let mut app = Explorer::new(
         Options {
             now: ctx.now,
             theme: Theme::default(),
-            keymap: Keymap::defaults().map_err(|e| eyre!(e))?,
+            keymap: Keymap::defaults()?,
             mask_volatile: false,
             record_events: false,
             recall_k: 10,
@@ -174,13 +171,14 @@ fn bench(
         }
         let written = Instant::now();
         settle(&mut app, |a| {
-            a.timeline.rows.iter().any(|r| r.fingerprint == fp)
+            a.panes.timeline.rows.iter().any(|r| r.fingerprint == fp)
         })?;
         to_timeline.push(written.elapsed().as_secs_f64() * 1e3);
         app.dispatch(Action::RecallQuery(text));
         settle(&mut app, |a| {
-            !a.recall.running
-                && a.recall
+            !a.panes.recall.running
+                && a.panes
+                    .recall
                     .response
                     .as_ref()
                     .is_some_and(|r| r.results.iter().any(|x| x.fingerprint == fp))

@@ -66,6 +66,7 @@ pub fn run(ctx: &Context, episodes: usize, queries: usize, dir: Option<&Path>) -
         .map(|q| {
             let (text, entity) = QUERIES[q % QUERIES.len()];
             let request = RecallRequest {
+                exclude: Vec::new(),
                 text: text.to_string(),
                 entities: vec![entity.parse::<EntityKey>()?],
                 as_of: AsOf::now(ctx.now),

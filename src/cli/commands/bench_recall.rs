@@ -204,6 +204,7 @@ pub(crate) fn time_recalls(
         let (text, entity) = QUERIES[q % QUERIES.len()];
         let entity: EntityKey = entity.parse()?;
         let request = RecallRequest {
+            exclude: Vec::new(),
             text: text.to_string(),
             entities: vec![entity],
             as_of: AsOf::now(ctx.now),

@@ -23,6 +23,7 @@ pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
         stack.engine.weights = w;
     }
     let request = RecallRequest {
+        exclude: Vec::new(),
         text: args.text.clone(),
         entities: args.entities.clone(),
         as_of: AsOf {

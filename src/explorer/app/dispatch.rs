@@ -1,85 +1,65 @@
-use serde_json::json;
+//! Actions: each changes the state and leaves the requests it needs in the effects.
 
-use super::{App, Mode};
+use super::{App, Effects, Mode};
 use crate::explorer::action::{Action, Axis, Step};
 use crate::explorer::pane::Pane;
+use crate::explorer::panes::{Intent, TIMELINE_PAGE};
 use crate::explorer::ui::layout;
-use crate::explorer::worker::Request;
-use crate::model::{AsOf, EntityKey, FactState, Timestamp};
-use crate::query::{FactView, LineageLink};
-use crate::recall::RecallRequest;
+use crate::explorer::worker::View;
+use crate::model::{AsOf, EntityKey, Timestamp};
 
 const DAY_MS: i64 = 86_400_000;
 
-/// One row of the lineage pane: a link above (it superseded the selection's chain) or
-/// below (the selection's chain superseded it).
-pub struct LineageRow<'a> {
-    pub later: bool,
-    pub link: &'a LineageLink,
-}
-
-impl LineageRow<'_> {
-    /// The episode on the far side of the link from the selection.
-    pub fn target(&self) -> &str {
-        if self.later {
-            &self.link.episode
-        } else {
-            &self.link.prior
-        }
-    }
-}
-
-pub struct EntityRow {
-    pub fingerprint: String,
-    pub concluded_at: Timestamp,
-    pub relation: &'static str,
-    pub state: FactState,
-    pub summary: String,
-}
-
 impl App {
-    pub fn dispatch(&mut self, action: Action) {
-        self.record(json!({
-            "event": "action",
-            "name": action.name(),
-            "argument": action.argument(),
-        }));
-        self.message = None;
-        self.notices.clear();
+    /// Carries out an action; returns the requests it needs.
+    pub fn dispatch(&mut self, action: Action) -> Effects {
+        self.act(action);
+        self.take_effects()
+    }
+
+    pub(super) fn act(&mut self, action: Action) {
+        self.record_action(&action);
+        self.shared.message = None;
+        self.shared.store.notices.clear();
         match action {
-            Action::Quit => self.quit = true,
+            Action::Quit => self.shared.quit = true,
             Action::Help => {
-                self.mode = if self.mode == Mode::Help {
+                self.shared.help_scroll = 0;
+                self.shared.mode = if self.shared.mode == Mode::Help {
                     Mode::Normal
                 } else {
                     Mode::Help
                 }
             }
             Action::Palette => {
-                self.palette = Default::default();
-                self.mode = Mode::Palette;
+                self.shared.palette = Default::default();
+                self.shared.mode = Mode::Palette;
             }
             Action::Search => {
-                self.search = Default::default();
-                if let Some(t) = &self.timeline.filter.text {
-                    self.search.insert_str(t);
+                self.shared.search = Default::default();
+                if let Some(t) = &self.panes.timeline.filter.text {
+                    self.shared.search.insert_str(t);
                 }
-                self.mode = Mode::Search;
+                self.shared.mode = Mode::Search;
             }
-            Action::FocusNext => self.focus = self.focus.next(),
-            Action::FocusPrev => self.focus = self.focus.prev(),
-            Action::Focus(p) => self.focus = p,
-            Action::Zoom => self.zoom = !self.zoom,
+            Action::FocusNext => self.shared.focus = self.shared.focus.next(),
+            Action::FocusPrev => self.shared.focus = self.shared.focus.prev(),
+            Action::Focus(p) => self.shared.focus = p,
+            Action::Zoom => self.shared.zoom = !self.shared.zoom,
             Action::Up => self.move_cursor(-1),
             Action::Down => self.move_cursor(1),
             Action::PageUp => self.move_cursor(-(self.page_height() as isize)),
             Action::PageDown => self.move_cursor(self.page_height() as isize),
             Action::Top => self.move_cursor(isize::MIN / 2),
             Action::Bottom => self.move_cursor(isize::MAX / 2),
-            Action::Open => self.open(),
+            Action::Open => {
+                let focus = self.shared.focus;
+                let intent = self.panes.get(focus).open(&self.shared);
+                self.follow(intent.into_iter().collect());
+            }
             Action::Back => self.back(),
             Action::AsOfAxis => {
-                self.axis = match self.axis {
+                self.shared.axis = match self.shared.axis {
                     Axis::Valid => Axis::Known,
                     Axis::Known => Axis::Valid,
                 }
@@ -87,89 +67,78 @@ impl App {
             Action::AsOfStep(step) => self.step(step),
             Action::AsOfNow => {
                 self.tick_clock();
-                self.set_as_of(AsOf::now(self.now));
+                self.set_as_of(AsOf::now(self.shared.now));
             }
             Action::AsOfSet(axis, t) => {
-                let mut as_of = self.as_of;
+                let mut as_of = self.shared.as_of;
                 match axis {
                     Axis::Valid => as_of.valid_at = t,
-                    Axis::Known => as_of.known_at = t.min(self.now),
+                    Axis::Known => as_of.known_at = t.min(self.shared.now),
                 }
                 self.set_as_of(as_of);
             }
             Action::RecallEdit => {
-                self.focus = Pane::Recall;
-                self.mode = Mode::Query;
+                self.shared.focus = Pane::Recall;
+                self.shared.mode = Mode::Query;
             }
             Action::RecallRun => self.run_recall(),
             Action::RecallSeed => self.seed_recall(),
-            Action::RecallToggle(leg) => {
-                let on = !self.recall.legs.contains(leg);
-                let next = self.recall.legs.with(leg, on);
-                if next.legs().is_empty() {
-                    self.message = Some("at least one leg must stay on".into());
-                } else {
-                    self.recall.legs = next;
-                    self.rerun_recall();
-                }
-            }
+            Action::RecallToggle(leg) => match self.panes.recall.toggle(leg) {
+                Ok(()) => self.rerun_recall(),
+                Err(why) => self.shared.message = Some(why.into()),
+            },
             Action::RecallFusion => {
-                self.recall.fusion = self.recall.fusion.next();
+                self.panes.recall.next_fusion();
                 self.rerun_recall();
             }
             Action::RecallQuery(text) => {
-                self.recall.query = Default::default();
-                self.recall.query.insert_str(&text);
-                self.recall
-                    .query
-                    .move_cursor(ratatui_textarea::CursorMove::Head);
-                self.focus = Pane::Recall;
+                self.panes.recall.set_query(&text, None);
+                self.shared.focus = Pane::Recall;
                 self.run_recall();
             }
             Action::FilterText(text) => {
-                self.timeline.filter.text = Some(text).filter(|t| !t.trim().is_empty());
+                self.panes.timeline.filter.text = Some(text).filter(|t| !t.trim().is_empty());
                 self.refilter();
             }
             Action::FilterEntity(key) => {
-                self.timeline.filter.entity = Some(key);
+                self.panes.timeline.filter.entity = Some(key);
                 self.refilter();
             }
             Action::FilterClass(class) => match EntityKey::new("fault_class", &class) {
                 Ok(key) => {
-                    self.timeline.filter.entity = Some(key);
+                    self.panes.timeline.filter.entity = Some(key);
                     self.refilter();
                 }
-                Err(e) => self.message = Some(format!("filter.class: {e}")),
+                Err(e) => self.shared.message = Some(format!("filter.class: {e}")),
             },
-            Action::FilterSelected => match &self.entity {
-                Some(e) => {
-                    self.timeline.filter.entity = Some(e.key.clone());
-                    self.focus = Pane::Timeline;
+            Action::FilterSelected => match self.panes.entity.key() {
+                Some(key) => {
+                    self.panes.timeline.filter.entity = Some(key.clone());
+                    self.shared.focus = Pane::Timeline;
                     self.refilter();
                 }
-                None => self.message = Some("no entity in view: open a fact first".into()),
+                None => self.shared.message = Some("no entity in view: open a fact first".into()),
             },
             Action::FilterClear => {
-                if !self.timeline.filter.is_empty() {
-                    self.timeline.filter = Default::default();
+                if !self.panes.timeline.filter.is_empty() {
+                    self.panes.timeline.filter = Default::default();
                     self.refilter();
                 }
             }
             Action::Select(fp) => {
                 self.select(&fp, true);
-                self.focus = Pane::Facts;
+                self.shared.focus = Pane::Facts;
             }
             Action::Refresh => {
                 self.tick_clock();
-                self.request(Request::Stats);
-                let offset = self.timeline.offset;
+                self.request(View::Stats);
+                let offset = self.panes.timeline.offset;
                 self.reload_timeline(offset, false);
-                if let Some(fp) = self.selected.take() {
+                if let Some(fp) = self.shared.selection.fingerprint.take() {
                     self.select(&fp, false);
                 }
-                if let Some(e) = &self.entity {
-                    let key = e.key.clone();
-                    self.request(Request::Entity(key));
+                if let Some(key) = self.panes.entity.key().cloned() {
+                    self.request(View::Entity(key));
                 }
                 self.rerun_recall();
             }
@@ -177,189 +146,105 @@ impl App {
         self.keep_visible();
     }
 
+    /// Carries out what a pane asked for.
+    pub(super) fn follow(&mut self, intents: Vec<Intent>) {
+        for intent in intents {
+            match intent {
+                Intent::Follow { fingerprint, focus } => {
+                    self.select(&fingerprint, true);
+                    if let Some(p) = focus {
+                        self.shared.focus = p;
+                    }
+                }
+                Intent::Show(fp) => self.select(&fp, false),
+                Intent::OpenEntity(key) => self.open_entity(key),
+                Intent::Focus(p) => self.shared.focus = p,
+                Intent::Request(r) => self.request(r),
+            }
+        }
+    }
+
     /// Without a fixed `--now`, "now" follows the wall clock when asked to.
     pub(super) fn tick_clock(&mut self) {
-        if self.live_clock {
-            let was_now = self.as_of == AsOf::now(self.now);
-            self.now = Timestamp::now();
+        let s = &mut self.shared;
+        if s.live_clock {
+            let was_now = s.as_of == AsOf::now(s.now);
+            s.now = Timestamp::now();
             if was_now {
-                self.as_of = AsOf::now(self.now);
+                s.as_of = AsOf::now(s.now);
             }
         }
     }
 
     fn page_height(&self) -> usize {
-        layout::list_height(self, self.focus).max(1)
+        layout::list_height(self, self.shared.focus).max(1)
     }
 
-    fn keep_visible(&mut self) {
-        let h = |app: &App, pane| layout::list_height(app, pane);
-        let (t, f, r, l, e) = (
-            h(self, Pane::Timeline),
-            h(self, Pane::Facts),
-            h(self, Pane::Recall),
-            h(self, Pane::Lineage),
-            h(self, Pane::Entity),
-        );
-        self.timeline.cursor.keep_visible(t);
-        self.facts_cursor.keep_visible(f);
-        self.recall.cursor.keep_visible(r);
-        self.lineage_cursor.keep_visible(l);
-        self.entity_cursor.keep_visible(e);
-    }
-
-    pub(super) fn after_resize(&mut self) {
-        self.keep_visible();
+    /// Scrolls every pane the least needed for its selection to stay in view.
+    pub(super) fn keep_visible(&mut self) {
+        for pane in Pane::ALL {
+            let height = layout::list_height(self, pane);
+            if let Some(cursor) = self.panes.get_mut(pane).cursor_mut() {
+                cursor.keep_visible(height);
+            }
+        }
     }
 
     /// Puts a pane's cursor on a row, as a click does.
     pub(super) fn select_row(&mut self, pane: Pane, index: usize) {
-        match pane {
-            Pane::Timeline => {
-                let len = self.timeline.len();
-                if index < len {
-                    self.timeline.cursor.set(index, len);
-                    self.timeline_cursor_moved();
-                }
-            }
-            Pane::Facts => {
-                let len = self.fact_views().len();
-                self.facts_cursor.set(index, len);
-            }
-            Pane::Recall => {
-                let len = self.recall.response.as_ref().map_or(0, |r| r.results.len());
-                self.recall.cursor.set(index, len);
-            }
-            Pane::Entity => {
-                let len = self.entity_rows().len();
-                self.entity_cursor.set(index, len);
-            }
-            Pane::Lineage | Pane::Lessons => {}
+        let component = self.panes.get_mut(pane);
+        let len = component.len(&self.shared);
+        let Some(cursor) = component.cursor_mut() else {
+            return;
+        };
+        if index >= len {
+            return;
         }
+        cursor.set(index, len);
+        let intents = component.moved(&self.shared);
+        self.follow(intents);
         self.keep_visible();
     }
 
     fn move_cursor(&mut self, delta: isize) {
-        match self.focus {
-            Pane::Timeline => {
-                let len = self.timeline.len();
-                self.timeline.cursor.move_by(delta, len);
-                self.timeline_cursor_moved();
-            }
-            Pane::Facts => {
-                let len = self.fact_views().len();
-                self.facts_cursor.move_by(delta, len);
-            }
-            Pane::Recall => {
-                let len = self.recall.response.as_ref().map_or(0, |r| r.results.len());
-                self.recall.cursor.move_by(delta, len);
-            }
-            Pane::Lineage => {
-                let len = self.lineage_rows().len();
-                self.lineage_cursor.move_by(delta, len);
-            }
-            Pane::Entity => {
-                let len = self.entity_rows().len();
-                self.entity_cursor.move_by(delta, len);
-            }
-            Pane::Lessons => {}
-        }
-    }
-
-    /// Selects the row under the timeline cursor, loading its page first if needed.
-    pub(super) fn timeline_cursor_moved(&mut self) {
-        let index = self.timeline.cursor.index;
-        match self.timeline.row(index).map(|r| r.fingerprint.clone()) {
-            Some(fp) => self.select(&fp, false),
-            None if !self.timeline.loading && self.timeline.total.is_some_and(|t| index < t) => {
-                self.reload_timeline(index.saturating_sub(super::TIMELINE_PAGE / 2), true);
-            }
-            None => {}
-        }
-        let near_end = self.timeline.offset + self.timeline.rows.len();
-        let total = self.timeline.len();
-        let window_edge = index + 10 >= near_end && near_end < total;
-        let window_start = index < self.timeline.offset + 10 && self.timeline.offset > 0;
-        if !self.timeline.loading && (window_edge || window_start) {
-            self.reload_timeline(index.saturating_sub(super::TIMELINE_PAGE / 2), true);
-        }
-    }
-
-    fn open(&mut self) {
-        match self.focus {
-            Pane::Timeline => self.focus = Pane::Facts,
-            Pane::Facts => {
-                let views = self.fact_views();
-                if let Some(v) = views.get(self.facts_cursor.index)
-                    && let Ok(key) = EntityKey::new(&v.entity_type, &v.entity_ref)
-                {
-                    self.open_entity(key);
-                }
-            }
-            Pane::Recall => {
-                let fp = self.recall.response.as_ref().and_then(|r| {
-                    r.results
-                        .get(self.recall.cursor.index)
-                        .map(|x| x.fingerprint.clone())
-                });
-                if let Some(fp) = fp {
-                    self.select(&fp, true);
-                    self.focus = Pane::Facts;
-                }
-            }
-            Pane::Lineage => {
-                let target = self
-                    .lineage_rows()
-                    .get(self.lineage_cursor.index)
-                    .map(|r| r.target().to_string());
-                if let Some(fp) = target {
-                    self.select(&fp, true);
-                }
-            }
-            Pane::Entity => {
-                let target = self
-                    .entity_rows()
-                    .get(self.entity_cursor.index)
-                    .map(|r| r.fingerprint.clone());
-                if let Some(fp) = target {
-                    self.select(&fp, true);
-                    self.focus = Pane::Facts;
-                }
-            }
-            Pane::Lessons => {}
-        }
+        let component = self.panes.get_mut(self.shared.focus);
+        let len = component.len(&self.shared);
+        let Some(cursor) = component.cursor_mut() else {
+            return;
+        };
+        cursor.move_by(delta, len);
+        let intents = component.moved(&self.shared);
+        self.follow(intents);
     }
 
     pub fn open_entity(&mut self, key: EntityKey) {
-        self.entity_cursor = Default::default();
-        self.request(Request::Entity(key));
-        self.focus = Pane::Entity;
+        self.panes.entity.opening();
+        self.request(View::Entity(key));
+        self.shared.focus = Pane::Entity;
     }
 
     fn back(&mut self) {
-        if self.zoom {
-            self.zoom = false;
-        } else if let Some(fp) = self.history.pop() {
+        if self.shared.zoom {
+            self.shared.zoom = false;
+        } else if let Some(fp) = self.shared.selection.history.pop() {
             self.select(&fp, false);
-        } else if self.focus != Pane::Timeline {
-            self.focus = Pane::Timeline;
-        } else if !self.timeline.filter.is_empty() {
-            self.timeline.filter = Default::default();
+        } else if self.shared.focus != Pane::Timeline {
+            self.shared.focus = Pane::Timeline;
+        } else if !self.panes.timeline.filter.is_empty() {
+            self.panes.timeline.filter = Default::default();
             self.refilter();
         }
     }
 
     fn refilter(&mut self) {
-        self.timeline.cursor = Default::default();
-        self.timeline.rows.clear();
-        self.timeline.total = None;
+        self.panes.timeline.clear(true);
         self.reload_timeline(0, true);
     }
 
     fn step(&mut self, step: Step) {
-        let current = match self.axis {
-            Axis::Valid => self.as_of.valid_at,
-            Axis::Known => self.as_of.known_at,
+        let current = match self.shared.axis {
+            Axis::Valid => self.shared.as_of.valid_at,
+            Axis::Known => self.shared.as_of.known_at,
         };
         let target = match step {
             Step::BackDay => Some(current.plus_millis(-DAY_MS)),
@@ -374,16 +259,16 @@ impl App {
             Step::NextChange => self.change_points().into_iter().find(|t| *t > current),
         };
         let Some(target) = target else {
-            self.message = Some(format!(
+            self.shared.message = Some(format!(
                 "no earlier or later change on the {} axis",
-                self.axis.name()
+                self.shared.axis.name()
             ));
             return;
         };
-        let mut as_of = self.as_of;
-        match self.axis {
+        let mut as_of = self.shared.as_of;
+        match self.shared.axis {
             Axis::Valid => as_of.valid_at = target,
-            Axis::Known => as_of.known_at = target.min(self.now),
+            Axis::Known => as_of.known_at = target.min(self.shared.now),
         }
         self.set_as_of(as_of);
     }
@@ -391,9 +276,9 @@ impl App {
     /// The times, on the slider's axis, at which the selection's facts change state.
     pub fn change_points(&self) -> Vec<Timestamp> {
         let mut points = Vec::new();
-        if let Some(d) = &self.detail {
+        if let Some(d) = &self.shared.selection.detail {
             for f in &d.facts {
-                match self.axis {
+                match self.shared.axis {
                     Axis::Valid => {
                         points.push(f.t_valid);
                         points.extend(f.t_invalid);
@@ -411,129 +296,49 @@ impl App {
     }
 
     fn set_as_of(&mut self, as_of: AsOf) {
-        if as_of == self.as_of {
+        if as_of == self.shared.as_of {
             return;
         }
-        let knowledge_moved = as_of.known_at != self.as_of.known_at;
-        self.as_of = as_of;
-        let len = self.fact_views().len();
-        self.facts_cursor.set(self.facts_cursor.index, len);
+        let knowledge_moved = as_of.known_at != self.shared.as_of.known_at;
+        self.shared.as_of = as_of;
+        self.panes.facts.clamp(&self.shared);
         if knowledge_moved {
             self.request_lineage();
-            self.timeline.rows.clear();
-            self.timeline.total = None;
+            self.panes.timeline.clear(false);
             let around = self
+                .panes
                 .timeline
                 .cursor
                 .index
-                .saturating_sub(super::TIMELINE_PAGE / 2);
+                .saturating_sub(TIMELINE_PAGE / 2);
             self.reload_timeline(around, false);
         }
         self.rerun_recall();
     }
 
+    /// Recalls incidents like the selected episode, leaving the episode itself out.
     fn seed_recall(&mut self) {
-        let Some(d) = &self.detail else {
-            self.message = Some("select an episode first".into());
+        let Some(d) = &self.shared.selection.detail else {
+            self.shared.message = Some("select an episode first".into());
             return;
         };
         let text = d.episode.summary_nl.clone();
-        self.recall.query = Default::default();
-        self.recall.query.insert_str(text);
-        self.recall
-            .query
-            .move_cursor(ratatui_textarea::CursorMove::Head);
-        self.focus = Pane::Recall;
+        let fp = d.episode.incident_fingerprint.clone();
+        self.panes.recall.set_query(&text, Some(fp));
+        self.shared.focus = Pane::Recall;
         self.run_recall();
     }
 
     fn rerun_recall(&mut self) {
-        if self.recall.response.is_some() || self.recall.running {
+        if self.panes.recall.has_run() {
             self.run_recall();
         }
     }
 
     pub(super) fn run_recall(&mut self) {
-        let text = self.recall.query.lines().join(" ");
-        if text.trim().is_empty() {
-            self.message =
-                Some("recall: the query is empty (press i to type one, y to seed it)".into());
-            return;
+        match self.panes.recall.run(self.shared.as_of) {
+            Ok(request) => self.request(request),
+            Err(why) => self.shared.message = Some(why.into()),
         }
-        self.recall.running = true;
-        self.request(Request::Recall(RecallRequest {
-            text,
-            entities: Vec::new(),
-            as_of: self.as_of,
-            k: self.recall_k(),
-            legs: self.recall.legs,
-            fusion: self.recall.fusion,
-        }));
-    }
-
-    /// The selection's facts, each with its state at (V, K).
-    pub fn fact_views(&self) -> Vec<FactView> {
-        let Some(d) = &self.detail else {
-            return Vec::new();
-        };
-        if !self.as_of.knows(d.episode.ingested_at) {
-            return Vec::new();
-        }
-        // Facts recorded after K stay listed, greyed as `not yet known`.
-        d.facts
-            .iter()
-            .map(|f| FactView::of(f, &self.as_of))
-            .collect()
-    }
-
-    pub fn lineage_rows(&self) -> Vec<LineageRow<'_>> {
-        let Some(l) = &self.lineage else {
-            return Vec::new();
-        };
-        let mut rows: Vec<LineageRow<'_>> = l
-            .forwards
-            .iter()
-            .rev()
-            .map(|link| LineageRow { later: true, link })
-            .collect();
-        rows.extend(
-            l.backwards
-                .iter()
-                .map(|link| LineageRow { later: false, link }),
-        );
-        rows
-    }
-
-    pub fn entity_rows(&self) -> Vec<EntityRow> {
-        let Some(e) = &self.entity else {
-            return Vec::new();
-        };
-        let mut rows: Vec<EntityRow> = e
-            .facts
-            .iter()
-            .filter_map(|f| {
-                let episode = e.episodes.get(&f.episode)?;
-                Some(EntityRow {
-                    fingerprint: f.episode.clone(),
-                    concluded_at: episode.concluded_at,
-                    relation: f.relation.as_str(),
-                    state: self.as_of.fact_state(f),
-                    summary: episode
-                        .summary_nl
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
-                })
-            })
-            .collect();
-        rows.sort_by(|a, b| {
-            (b.concluded_at, &a.fingerprint, a.relation).cmp(&(
-                a.concluded_at,
-                &b.fingerprint,
-                b.relation,
-            ))
-        });
-        rows
     }
 }

@@ -1,9 +1,12 @@
+//! Keys and the mouse. Every key goes through the keymap, in the context of the mode and
+//! the focused pane; in a text input, a key the keymap does not bind types.
+
 use ratatui::layout::{Position, Rect};
 
-use super::{App, Mode};
+use super::{App, Effects, Mode};
 use crate::explorer::action::Action;
-use crate::explorer::key::{KeyChord, KeyCode};
-use crate::explorer::pane::Pane;
+use crate::explorer::key::KeyChord;
+use crate::explorer::keymap::Context;
 use crate::explorer::ui::layout;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,114 +17,120 @@ pub enum MouseKind {
 }
 
 impl App {
-    pub fn on_key(&mut self, key: KeyChord) {
-        let enter = key == KeyChord::plain(KeyCode::Enter);
-        let esc = key == KeyChord::plain(KeyCode::Esc);
-        if self.mode != Mode::Normal && key.ctrl && key.code == KeyCode::Char('c') {
-            self.dispatch(Action::Quit);
-            return;
-        }
-        match self.mode {
-            Mode::Help => match key.code {
-                _ if esc || key == KeyChord::char('?') || key == KeyChord::char('q') => {
-                    self.mode = Mode::Normal;
-                    self.help_scroll = 0;
-                }
-                KeyCode::Down | KeyCode::Char('j') => {
-                    self.help_scroll = self.help_scroll.saturating_add(1)
-                }
-                KeyCode::Up | KeyCode::Char('k') => {
-                    self.help_scroll = self.help_scroll.saturating_sub(1)
-                }
-                KeyCode::PageDown => self.help_scroll = self.help_scroll.saturating_add(10),
-                KeyCode::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
-                KeyCode::Home => self.help_scroll = 0,
-                _ => {}
+    pub fn on_key(&mut self, key: KeyChord) -> Effects {
+        let mode = self.shared.mode;
+        let contexts: &[Context] = match mode {
+            Mode::Normal => &[Context::Pane(self.shared.focus), Context::Global],
+            Mode::Help => &[Context::Help],
+            Mode::Search => &[Context::Search],
+            Mode::Palette => &[Context::Palette],
+            Mode::Query => &[Context::Query],
+        };
+        match self.shared.keymap.lookup(contexts, key) {
+            Some(action) => match mode {
+                Mode::Normal => self.act(action),
+                Mode::Help => self.in_help(action),
+                Mode::Search | Mode::Palette | Mode::Query => self.in_input(action),
             },
-            Mode::Search => {
-                if enter {
-                    self.mode = Mode::Normal;
-                    let text = self.search.lines().join(" ");
-                    self.dispatch(Action::FilterText(text));
-                } else if esc {
-                    self.mode = Mode::Normal;
-                } else {
-                    self.search.input(key.to_input());
-                }
+            None => self.type_key(key),
+        }
+        self.take_effects()
+    }
+
+    /// While help is open, moves scroll it and `back` closes it.
+    fn in_help(&mut self, action: Action) {
+        let s = &mut self.shared;
+        match action {
+            Action::Up => s.help_scroll = s.help_scroll.saturating_sub(1),
+            Action::Down => s.help_scroll = s.help_scroll.saturating_add(1),
+            Action::PageUp => s.help_scroll = s.help_scroll.saturating_sub(10),
+            Action::PageDown => s.help_scroll = s.help_scroll.saturating_add(10),
+            Action::Top => s.help_scroll = 0,
+            Action::Back => {
+                s.mode = Mode::Normal;
+                s.help_scroll = 0;
             }
-            Mode::Palette => {
-                if enter {
-                    self.mode = Mode::Normal;
-                    let line = self.palette.lines().join(" ");
-                    if !line.trim().is_empty() {
-                        match Action::parse_line(&line) {
-                            Ok(action) => self.dispatch(action),
-                            Err(e) => self.message = Some(e),
-                        }
-                    }
-                } else if esc {
-                    self.mode = Mode::Normal;
-                } else {
-                    self.palette.input(key.to_input());
-                }
-            }
-            Mode::Query => {
-                if enter {
-                    self.mode = Mode::Normal;
-                    self.run_recall();
-                } else if esc {
-                    self.mode = Mode::Normal;
-                } else {
-                    self.recall.query.input(key.to_input());
-                }
-            }
-            Mode::Normal => {
-                if let Some(action) = self.keymap.lookup(self.focus, key) {
-                    self.dispatch(action);
-                }
-            }
+            other => self.act(other),
         }
     }
 
-    pub fn on_resize(&mut self, width: u16, height: u16) {
-        self.size = Rect::new(0, 0, width, height);
-        self.after_resize();
+    /// In a text input, `open` runs what was typed and `back` leaves it.
+    fn in_input(&mut self, action: Action) {
+        let mode = self.shared.mode;
+        match action {
+            Action::Open => {
+                self.shared.mode = Mode::Normal;
+                match mode {
+                    Mode::Search => {
+                        let text = self.shared.search.lines().join(" ");
+                        self.act(Action::FilterText(text));
+                    }
+                    Mode::Palette => {
+                        let line = self.shared.palette.lines().join(" ");
+                        if !line.trim().is_empty() {
+                            match Action::parse_line(&line) {
+                                Ok(action) => self.act(action),
+                                Err(e) => self.shared.message = Some(e.to_string()),
+                            }
+                        }
+                    }
+                    Mode::Query => self.act(Action::RecallRun),
+                    Mode::Normal | Mode::Help => {}
+                }
+            }
+            Action::Back => self.shared.mode = Mode::Normal,
+            other => self.act(other),
+        }
+    }
+
+    fn type_key(&mut self, key: KeyChord) {
+        let input = key.to_input();
+        match self.shared.mode {
+            Mode::Search => {
+                self.shared.search.input(input);
+            }
+            Mode::Palette => {
+                self.shared.palette.input(input);
+            }
+            Mode::Query => {
+                self.panes.recall.type_key(input);
+            }
+            Mode::Normal | Mode::Help => {}
+        }
+    }
+
+    pub fn on_resize(&mut self, width: u16, height: u16) -> Effects {
+        self.shared.size = Rect::new(0, 0, width, height);
+        self.keep_visible();
+        self.take_effects()
     }
 
     /// A click focuses the pane under the pointer and selects the row clicked; the wheel
     /// moves the selection of the pane under the pointer.
-    pub fn on_mouse(&mut self, kind: MouseKind, column: u16, row: u16) {
-        if self.mode != Mode::Normal {
-            return;
+    pub fn on_mouse(&mut self, kind: MouseKind, column: u16, row: u16) -> Effects {
+        if self.shared.mode != Mode::Normal {
+            return self.take_effects();
         }
         let areas = layout::areas(self);
         let point = Position::new(column, row);
         let Some((pane, rect)) = areas.panes.iter().find(|(_, r)| r.contains(point)).copied()
         else {
-            return;
+            return self.take_effects();
         };
-        self.focus = pane;
+        self.shared.focus = pane;
         match kind {
-            MouseKind::ScrollUp => self.dispatch(Action::Up),
-            MouseKind::ScrollDown => self.dispatch(Action::Down),
+            MouseKind::ScrollUp => self.act(Action::Up),
+            MouseKind::ScrollDown => self.act(Action::Down),
             MouseKind::Click => {
                 let first = layout::list_top(self, pane, rect);
-                if row < first {
-                    return;
+                let line = row.checked_sub(first).map(usize::from);
+                if let Some(line) = line.filter(|l| *l < layout::list_height(self, pane))
+                    && let Some(index) = self.panes.get(pane).row_at(line)
+                {
+                    self.select_row(pane, index);
                 }
-                let offset = (row - first) as usize;
-                if offset >= layout::list_height(self, pane) {
-                    return;
-                }
-                let scroll = match pane {
-                    Pane::Timeline => self.timeline.cursor.scroll,
-                    Pane::Facts => self.facts_cursor.scroll,
-                    Pane::Recall => self.recall.cursor.scroll,
-                    Pane::Entity => self.entity_cursor.scroll,
-                    Pane::Lineage | Pane::Lessons => return,
-                };
-                self.select_row(pane, scroll + offset);
             }
         }
+        self.take_effects()
     }
 }

@@ -4,10 +4,11 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::App;
+use super::{App, Effects};
 use crate::explorer::live::Change;
-use crate::explorer::worker::{EpisodeDetail, Request};
+use crate::explorer::worker::{Request, View};
 use crate::model::{FactEdge, Timestamp};
+use crate::query::views::EpisodeDetail;
 
 /// New episodes remembered for marking; beyond this a bulk load marks only its first.
 const MARKED_AT_MOST: usize = 10_000;
@@ -31,49 +32,49 @@ impl LiveState {
 }
 
 impl App {
-    /// Asks the worker once whether the store changed (headless `WaitIdle`); returns whether
-    /// it asked.
-    pub fn check_for_changes(&mut self) -> bool {
-        if !self.backend_opened {
-            return false;
+    /// Asks the worker once whether the store changed (headless `WaitIdle`); `None` when
+    /// the store has not opened.
+    pub fn check_for_changes(&mut self) -> Option<Effects> {
+        if !self.shared.store.opened {
+            return None;
         }
         self.request(Request::Changes);
-        true
+        Some(self.take_effects())
     }
 
     /// Re-reads what is on screen after another process wrote to the store.
     pub(super) fn apply_change(&mut self, change: Change) {
         self.tick_clock();
-        self.live.changed_at = Some(self.now);
+        let live = &mut self.shared.live;
+        live.changed_at = Some(self.shared.now);
         for fp in change.new_episodes {
-            if self.live.new_episodes.len() >= MARKED_AT_MOST {
+            if live.new_episodes.len() >= MARKED_AT_MOST {
                 break;
             }
-            self.live.new_episodes.insert(fp);
+            live.new_episodes.insert(fp);
         }
-        self.request(Request::Stats);
-        let offset = self.timeline.offset;
+        self.request(View::Stats);
+        let offset = self.panes.timeline.offset;
         self.reload_timeline(offset, false);
-        if let Some(fp) = self.selected.clone() {
-            self.live.compare_detail = self.detail.is_some();
-            self.request(Request::Episode(fp));
+        if let Some(fp) = self.shared.selection.fingerprint.clone() {
+            self.shared.live.compare_detail = self.shared.selection.detail.is_some();
+            self.request(View::Episode(fp));
             self.request_lineage();
         }
-        if let Some(e) = &self.entity {
-            let key = e.key.clone();
-            self.request(Request::Entity(key));
+        if let Some(key) = self.panes.entity.key().cloned() {
+            self.request(View::Entity(key));
         }
     }
 
     /// Notes how the refreshed selection differs from the one shown.
     pub(super) fn compare_selection(&mut self, fresh: Option<&EpisodeDetail>) {
-        if !std::mem::take(&mut self.live.compare_detail) {
+        if !std::mem::take(&mut self.shared.live.compare_detail) {
             return;
         }
-        if let (Some(old), Some(new)) = (&self.detail, fresh)
+        if let (Some(old), Some(new)) = (&self.shared.selection.detail, fresh)
             && let Some(note) = what_changed(old, new)
         {
-            self.live.selection_note = Some(note);
+            self.shared.live.selection_note = Some(note);
         }
     }
 }

@@ -8,11 +8,12 @@ use ratatui::widgets::Paragraph;
 
 use super::ms;
 use crate::explorer::action::Axis;
-use crate::explorer::app::{App, Health, Mode};
+use crate::explorer::app::{App, Health, Mode, Shared};
 use crate::model::Timestamp;
 use crate::recall::{Leg, LegStatus};
 
 pub fn header(frame: &mut Frame, app: &App, area: Rect) {
+    let app = &app.shared;
     let t = &app.theme;
     let [top, sliders] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
@@ -67,9 +68,10 @@ pub fn header(frame: &mut Frame, app: &App, area: Rect) {
 }
 
 /// The range the sliders cover: the store's first episode to now.
-fn span(app: &App) -> (Timestamp, Timestamp) {
+fn span(app: &Shared) -> (Timestamp, Timestamp) {
     let end = app.now;
     let start = app
+        .store
         .summary
         .and_then(|s| s.earliest)
         .filter(|e| *e < end)
@@ -78,7 +80,7 @@ fn span(app: &App) -> (Timestamp, Timestamp) {
 }
 
 fn slider(
-    app: &App,
+    app: &Shared,
     axis: Axis,
     at: Timestamp,
     start: Timestamp,
@@ -110,63 +112,65 @@ fn slider(
 }
 
 pub fn banner(frame: &mut Frame, app: &App, area: Rect) {
-    if let Some(b) = &app.banner {
+    if let Some(b) = &app.shared.store.banner {
         frame.render_widget(
-            Paragraph::new(format!(" {b}  (Ctrl+r retries)")).style(app.theme.banner()),
+            Paragraph::new(format!(" {b}  (Ctrl+r retries)")).style(app.shared.theme.banner()),
             area,
         );
     }
 }
 
 pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
-    let t = &app.theme;
+    let s = &app.shared;
+    let store = &s.store;
+    let t = &s.theme;
     let [status, line] =
         Layout::vertical([Constraint::Length(1), Constraint::Length(1)]).areas(area);
-    let (health, health_style) = match &app.health {
-        Health::Opening => ("opening", t.warn()),
-        Health::Ok => ("ok", t.good()),
-        Health::Down(_) => ("down", t.bad()),
+    let health_style = match &store.health {
+        Health::Opening => t.warn(),
+        Health::Ok => t.good(),
+        _ => t.bad(),
     };
     let mut spans = vec![
         Span::raw(" "),
         Span::raw(super::clip(
-            if app.mask_volatile {
-                app.backend.split(" (").next().unwrap_or_default()
+            if s.mask_volatile {
+                store.backend.split(" (").next().unwrap_or_default()
             } else {
-                &app.backend
+                &store.backend
             },
             48,
         )),
         Span::styled(" ● ", health_style),
-        Span::styled(health, health_style),
+        Span::styled(store.health.label(), health_style),
     ];
-    if app.health == Health::Ok {
+    if store.health == Health::Ok {
         spans.push(Span::styled(" · live", t.good()));
-        if let Some(at) = app.live.changed_at {
+        if let Some(at) = s.live.changed_at {
             spans.push(Span::styled(
                 format!(" · changed {}", at.clock()),
                 t.accent(),
             ));
         }
     }
-    if let Some(s) = &app.summary {
+    if let Some(summary) = &store.summary {
         spans.push(Span::styled(
             format!(
                 " │ {} episodes · {} entities",
-                s.stats.episodes, s.stats.entities
+                summary.stats.episodes, summary.stats.entities
             ),
             Style::new(),
         ));
     }
     spans.push(Span::styled(" │ ", t.muted()));
-    match (&app.embedder, app.progress) {
+    match (&store.embedder, store.progress) {
         (_, Some((label, done, total))) => {
             spans.push(Span::styled(format!("{label} {done}/{total}"), t.warn()))
         }
         (Some(e), None) => spans.push(Span::raw(e.clone())),
         (None, None) => spans.push(Span::styled("recall opening", t.warn())),
     }
-    if let Some(r) = &app.recall.response {
+    if let Some(r) = &app.panes.recall.response {
         for leg in Leg::ALL {
             let report = r.legs.get(leg);
             let style = match report.status {
@@ -178,27 +182,27 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
             spans.push(Span::raw(format!("{} ", leg.as_str())));
             spans.push(Span::styled(report.status.as_str(), style));
             if report.status != LegStatus::Disabled {
-                spans.push(Span::raw(format!(" {}", ms(app, report.latency_ms))));
+                spans.push(Span::raw(format!(" {}", ms(s, report.latency_ms))));
             }
         }
         spans.push(Span::styled(" │ ", t.muted()));
-        spans.push(Span::raw(format!("recall {}", ms(app, r.latency_ms))));
+        spans.push(Span::raw(format!("recall {}", ms(s, r.latency_ms))));
     }
-    if app.pending() > 0 {
-        spans.push(Span::styled(format!(" │ ⟳ {}", app.pending()), t.warn()));
+    if store.pending > 0 {
+        spans.push(Span::styled(format!(" │ ⟳ {}", store.pending), t.warn()));
     }
     frame.render_widget(
         Paragraph::new(Line::from(spans)).style(t.status_bar()),
         status,
     );
-    match app.mode {
-        Mode::Search => input_line(frame, app, line, "/", &app.search),
-        Mode::Palette => input_line(frame, app, line, ":", &app.palette),
+    match s.mode {
+        Mode::Search => input_line(frame, s, line, "/", &s.search),
+        Mode::Palette => input_line(frame, s, line, ":", &s.palette),
         _ => {
-            let text = match (&app.message, app.notices.is_empty()) {
+            let text = match (&s.message, store.notices.is_empty()) {
                 (Some(m), _) => Line::styled(format!(" {m}"), t.warn()),
                 (None, false) => {
-                    Line::styled(format!(" note: {}", app.notices.join(" · ")), t.warn())
+                    Line::styled(format!(" note: {}", store.notices.join(" · ")), t.warn())
                 }
                 (None, true) => Line::styled(
                     " ? help  : commands  / search  Tab/1-6 panes  Enter open  Esc back  [ ] day  { } week  < > change  t axis  r recall  q quit",
@@ -212,7 +216,7 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
 
 fn input_line(
     frame: &mut Frame,
-    app: &App,
+    app: &Shared,
     area: Rect,
     prompt: &str,
     input: &ratatui_textarea::TextArea<'static>,

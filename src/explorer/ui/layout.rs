@@ -16,21 +16,10 @@ pub struct Areas {
 pub const HEADER_ROWS: u16 = 2;
 pub const FOOTER_ROWS: u16 = 2;
 
-/// Rows inside a pane's border above its list, and below it.
-pub fn chrome(pane: Pane) -> (u16, u16) {
-    match pane {
-        Pane::Timeline => (2, 0),
-        Pane::Facts => (4, 1),
-        Pane::Recall => (5, 2),
-        Pane::Lineage => (1, 0),
-        Pane::Entity => (3, 0),
-        Pane::Lessons => (0, 0),
-    }
-}
-
 pub fn areas(app: &App) -> Areas {
-    let size = app.size;
-    let banner_rows = u16::from(app.banner.is_some());
+    let s = &app.shared;
+    let size = s.size;
+    let banner_rows = u16::from(s.store.banner.is_some());
     let [header, banner, body, footer] = Layout::vertical([
         Constraint::Length(HEADER_ROWS),
         Constraint::Length(banner_rows),
@@ -39,18 +28,18 @@ pub fn areas(app: &App) -> Areas {
     ])
     .areas(size);
     let banner = (banner_rows > 0).then_some(banner);
-    let panes = if app.zoom {
-        vec![(app.focus, body)]
+    let panes = if s.zoom {
+        vec![(s.focus, body)]
     } else if body.width >= 110 && body.height >= 24 {
         wide(body)
     } else {
         let [left, right] =
             Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
                 .areas(body);
-        let other = if app.focus == Pane::Timeline {
+        let other = if s.focus == Pane::Timeline {
             Pane::Facts
         } else {
-            app.focus
+            s.focus
         };
         vec![(Pane::Timeline, left), (other, right)]
     };
@@ -96,14 +85,14 @@ pub fn pane_area(app: &App, pane: Pane) -> Option<Rect> {
 }
 
 /// Screen row of a pane's first list row.
-pub fn list_top(_app: &App, pane: Pane, rect: Rect) -> u16 {
-    rect.y + 1 + chrome(pane).0
+pub fn list_top(app: &App, pane: Pane, rect: Rect) -> u16 {
+    rect.y + 1 + app.panes.get(pane).chrome().above
 }
 
 /// How many list rows a pane shows (0 when it is not on screen).
 pub fn list_height(app: &App, pane: Pane) -> usize {
     pane_area(app, pane).map_or(0, |r| {
-        let (top, bottom) = chrome(pane);
-        r.height.saturating_sub(2 + top + bottom) as usize
+        let chrome = app.panes.get(pane).chrome();
+        r.height.saturating_sub(2 + chrome.above + chrome.below) as usize
     })
 }

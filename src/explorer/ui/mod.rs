@@ -1,21 +1,17 @@
-//! Drawing. Every function here reads the [`App`] and writes to the frame; none changes state.
+//! Drawing what is around the panes (header, status bar, help and palette) and the panes
+//! where the layout puts them. Every function here reads the [`App`] and writes to the
+//! frame; none changes state.
 
 mod chrome;
-mod entity;
-mod facts;
 pub mod layout;
-mod lessons;
-mod lineage;
 mod overlay;
-mod recall;
-mod timeline;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, BorderType};
 
-use super::app::{App, Mode};
+use super::app::{App, Mode, Shared};
 use super::pane::Pane;
 
 pub fn render(frame: &mut Frame, app: &App) {
@@ -25,17 +21,10 @@ pub fn render(frame: &mut Frame, app: &App) {
         chrome::banner(frame, app, banner);
     }
     for (pane, rect) in &areas.panes {
-        match pane {
-            Pane::Timeline => timeline::render(frame, app, *rect),
-            Pane::Facts => facts::render(frame, app, *rect),
-            Pane::Recall => recall::render(frame, app, *rect),
-            Pane::Lessons => lessons::render(frame, app, *rect),
-            Pane::Lineage => lineage::render(frame, app, *rect),
-            Pane::Entity => entity::render(frame, app, *rect),
-        }
+        app.panes.get(*pane).render(frame, *rect, app);
     }
     chrome::footer(frame, app, areas.footer);
-    match app.mode {
+    match app.shared.mode {
         Mode::Help => overlay::help(frame, app),
         Mode::Palette => overlay::palette(frame, app),
         Mode::Normal | Mode::Search | Mode::Query => {}
@@ -43,8 +32,9 @@ pub fn render(frame: &mut Frame, app: &App) {
 }
 
 /// The bordered frame of a pane, its number and title on the border.
-fn pane_block<'a>(app: &App, pane: Pane, extra: impl Into<Line<'a>>) -> Block<'a> {
-    let focused = app.focus == pane;
+pub(crate) fn pane_block<'a>(app: &App, pane: Pane, extra: impl Into<Line<'a>>) -> Block<'a> {
+    let focused = app.shared.focus == pane;
+    let theme = &app.shared.theme;
     let mut title = Line::from(format!(" {} {} ", pane.number(), pane.title()));
     title.spans.extend(extra.into().spans);
     Block::bordered()
@@ -53,12 +43,12 @@ fn pane_block<'a>(app: &App, pane: Pane, extra: impl Into<Line<'a>>) -> Block<'a
         } else {
             BorderType::Rounded
         })
-        .border_style(app.theme.border(focused))
-        .title(title.style(app.theme.border(focused)))
+        .border_style(theme.border(focused))
+        .title(title.style(theme.border(focused)))
 }
 
 /// The area inside a pane's border.
-fn inner(rect: Rect) -> Rect {
+pub(crate) fn inner(rect: Rect) -> Rect {
     Rect {
         x: rect.x + 1,
         y: rect.y + 1,
@@ -67,8 +57,8 @@ fn inner(rect: Rect) -> Rect {
     }
 }
 
-fn ms(app: &App, value: f64) -> String {
-    if app.mask_volatile {
+pub(crate) fn ms(shared: &Shared, value: f64) -> String {
+    if shared.mask_volatile {
         "~ms".into()
     } else if value < 10.0 {
         format!("{value:.1}ms")
@@ -78,7 +68,7 @@ fn ms(app: &App, value: f64) -> String {
 }
 
 /// At most `max` characters, with an ellipsis when cut.
-fn clip(text: &str, max: usize) -> String {
+pub(crate) fn clip(text: &str, max: usize) -> String {
     let text = text.replace(['\n', '\r', '\t'], " ");
     if text.chars().count() <= max {
         return text;

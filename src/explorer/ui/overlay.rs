@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 
-use crate::explorer::action::ACTIONS;
+use crate::explorer::action::ActionName;
 use crate::explorer::app::App;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -20,6 +20,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 pub fn help(frame: &mut Frame, app: &App) {
+    let app = &app.shared;
     let t = &app.theme;
     let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
     frame.render_widget(Clear, area);
@@ -31,10 +32,10 @@ pub fn help(frame: &mut Frame, app: &App) {
     frame.render_widget(block, area);
     let mut lines = Vec::new();
     for section in app.keymap.help() {
-        lines.push(Line::styled(
-            section.context.name().to_string(),
-            t.heading(),
-        ));
+        lines.push(Line::from(vec![
+            Span::styled(section.context.name().to_string(), t.heading()),
+            Span::styled(section.context.about(), t.muted()),
+        ]));
         for row in section.rows {
             lines.push(Line::from(vec![
                 Span::styled(format!("  {:<20}", row.keys), t.accent()),
@@ -47,14 +48,11 @@ pub fn help(frame: &mut Frame, app: &App) {
         "palette (:) — actions that take an argument",
         t.heading(),
     ));
-    for spec in ACTIONS.iter().filter(|a| a.argument.is_some()) {
+    for (name, argument) in ActionName::all().filter_map(|a| Some((a, a.argument()?))) {
         lines.push(Line::from(vec![
-            Span::styled(format!("  :{:<19}", spec.name), t.accent()),
-            Span::styled(
-                format!("{:<20}", spec.argument.unwrap_or_default()),
-                t.warn(),
-            ),
-            Span::styled(spec.about.to_string(), t.muted()),
+            Span::styled(format!("  :{:<19}", name.as_str()), t.accent()),
+            Span::styled(format!("{argument:<20}"), t.warn()),
+            Span::styled(name.about(), t.muted()),
         ]));
     }
     let columns = if inner.width >= 96 && lines.len() > inner.height as usize {
@@ -76,12 +74,12 @@ pub fn help(frame: &mut Frame, app: &App) {
 }
 
 pub fn palette(frame: &mut Frame, app: &App) {
+    let app = &app.shared;
     let t = &app.theme;
     let typed = app.palette.lines().join(" ");
     let name = typed.split_whitespace().next().unwrap_or_default();
-    let matches: Vec<_> = ACTIONS
-        .iter()
-        .filter(|a| a.name.starts_with(name))
+    let matches: Vec<ActionName> = ActionName::all()
+        .filter(|a| a.as_str().starts_with(name))
         .collect();
     let height = (matches.len() as u16 + 2)
         .min(frame.area().height.saturating_sub(4))
@@ -103,9 +101,9 @@ pub fn palette(frame: &mut Frame, app: &App) {
         .iter()
         .map(|a| {
             Line::from(vec![
-                Span::styled(format!("{:<18}", a.name), t.accent()),
-                Span::styled(format!("{:<12}", a.argument.unwrap_or("")), t.warn()),
-                Span::styled(a.about.to_string(), t.muted()),
+                Span::styled(format!("{:<18}", a.as_str()), t.accent()),
+                Span::styled(format!("{:<12}", a.argument().unwrap_or("")), t.warn()),
+                Span::styled(a.about(), t.muted()),
             ])
         })
         .collect();

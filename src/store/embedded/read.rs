@@ -211,6 +211,45 @@ impl MemoryStore for EmbeddedStore {
                 .take(query.limit)
                 .collect());
         }
+        let corrupt = |key: &[u8], message: &str| StoreError::Corrupt {
+            table: "timeline",
+            key: keys::display(key),
+            message: message.into(),
+        };
+        let episode_of = |key: &[u8]| -> Result<MemoryEpisode, StoreError> {
+            let (_, fp) = keys::timeline_parts(key).ok_or_else(|| corrupt(key, "malformed key"))?;
+            episode_in(t, &txn, fp)?.ok_or_else(|| corrupt(key, "timeline row without an episode"))
+        };
+        if query.known_at.is_none() {
+            // Every row counts: skip by key alone, from whichever end is nearer.
+            let total = t.timeline.len(&txn).map_err(backend)? as usize;
+            let end = query.offset.saturating_add(query.limit).min(total);
+            if query.offset >= end {
+                return Ok(Vec::new());
+            }
+            let from_oldest = total - end;
+            let keys: Vec<&[u8]> = if from_oldest < query.offset {
+                let mut keys = t
+                    .timeline
+                    .iter(&txn)
+                    .map_err(backend)?
+                    .skip(from_oldest)
+                    .take(end - query.offset)
+                    .map(|row| row.map(|(k, _)| k).map_err(backend))
+                    .collect::<Result<Vec<_>, _>>()?;
+                keys.reverse();
+                keys
+            } else {
+                t.timeline
+                    .rev_iter(&txn)
+                    .map_err(backend)?
+                    .skip(query.offset)
+                    .take(end - query.offset)
+                    .map(|row| row.map(|(k, _)| k).map_err(backend))
+                    .collect::<Result<Vec<_>, _>>()?
+            };
+            return keys.into_iter().map(episode_of).collect();
+        }
         let mut out = Vec::with_capacity(query.limit.min(4096));
         let mut skipped = 0;
         for row in t.timeline.rev_iter(&txn).map_err(backend)? {
@@ -218,14 +257,7 @@ impl MemoryStore for EmbeddedStore {
                 break;
             }
             let (key, _) = row.map_err(backend)?;
-            let corrupt = |message: &str| StoreError::Corrupt {
-                table: "timeline",
-                key: keys::display(key),
-                message: message.into(),
-            };
-            let (_, fp) = keys::timeline_parts(key).ok_or_else(|| corrupt("malformed key"))?;
-            let episode = episode_in(t, &txn, fp)?
-                .ok_or_else(|| corrupt("timeline row without an episode"))?;
+            let episode = episode_of(key)?;
             if !known(&episode) {
                 continue;
             }

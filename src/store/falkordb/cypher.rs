@@ -145,6 +145,14 @@ pub const SUPERSEDES_OF_EPISODES: &str = concat!(
     lineage_columns!()
 );
 
+/// Of these fingerprints, those that an earlier episode's lineage edge names as the prior
+/// (`priors`), and those that wrote a lineage edge (`writers`).
+pub const SUPERSESSION_MARKS: &str = "UNWIND $keys AS fp \
+     OPTIONAL MATCH (:MemoryEpisode {incident_fingerprint: fp})-[w:SUPERSEDES]->(:MemoryEpisode) \
+     WITH fp, count(w) AS writes \
+     OPTIONAL MATCH (:MemoryEpisode)-[p:SUPERSEDES]->(:MemoryEpisode {incident_fingerprint: fp}) \
+     RETURN fp, writes, count(p)";
+
 pub const SUPERSEDED_BY: &str = concat!(
     "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode {incident_fingerprint: $fp}) RETURN ",
     lineage_columns!()

@@ -1,4 +1,5 @@
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 use super::cypher;
 use super::rows::Row;
@@ -248,6 +249,19 @@ impl MemoryStore for FalkorStore {
 
     fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
         self.supersedes_of(&[fingerprint.to_string()])
+    }
+
+    fn supersession_marks(&self, fingerprints: &[String]) -> Result<Vec<(bool, bool)>, StoreError> {
+        let marks: HashMap<String, (bool, bool)> = self
+            .for_keys(cypher::SUPERSESSION_MARKS, fingerprints, |r| {
+                Ok((r.string(0)?, (r.int(1)? > 0, r.int(2)? > 0)))
+            })?
+            .into_iter()
+            .collect();
+        Ok(fingerprints
+            .iter()
+            .map(|fp| marks.get(fp).copied().unwrap_or_default())
+            .collect())
     }
 
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {

@@ -3,18 +3,36 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::{inner, pane_block};
-use crate::explorer::app::App;
+use super::{Chrome, Component};
+use crate::explorer::app::{App, Shared};
 use crate::explorer::pane::Pane;
+use crate::explorer::ui::{inner, pane_block};
 use crate::learning::{LessonState, LessonView};
 
 /// The selection's Reflexion lesson at the as-of point, the skills its entities trigger
-/// (as known at K), and the skills the last recall suggested.
-pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
-    let t = &app.theme;
+/// (as known at K), and the skills the last recall suggested. It has no list.
+pub struct LessonsPane;
+
+impl Component for LessonsPane {
+    fn chrome(&self) -> Chrome {
+        Chrome { above: 0, below: 0 }
+    }
+
+    fn len(&self, _shared: &Shared) -> usize {
+        0
+    }
+
+    fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
+        render(frame, app, rect);
+    }
+}
+
+fn render(frame: &mut Frame, app: &App, rect: Rect) {
+    let s = &app.shared;
+    let t = &s.theme;
     frame.render_widget(pane_block(app, Pane::Lessons, ""), rect);
     let area = inner(rect);
-    let Some(d) = &app.detail else {
+    let Some(d) = &s.selection.detail else {
         frame.render_widget(
             Paragraph::new(Line::styled(
                 "select an episode to see its lesson",
@@ -27,7 +45,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let mut lines = Vec::new();
     match &d.lesson {
         Some(lesson) => {
-            let view = LessonView::at(lesson.clone(), d.episode.ingested_at, &d.facts, &app.as_of);
+            let view = LessonView::at(lesson.clone(), d.episode.ingested_at, &d.facts, &s.as_of);
             let style = match view.state {
                 LessonState::Current => t.good(),
                 LessonState::Superseded => t.bad(),
@@ -59,10 +77,10 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let entities: Vec<_> = d
         .facts
         .iter()
-        .filter(|f| app.as_of.fact_valid(f))
+        .filter(|f| s.as_of.fact_valid(f))
         .map(|f| f.entity.clone())
         .collect();
-    let current = crate::learning::skill::current(&d.skills, app.as_of.known_at);
+    let current = crate::learning::skill::current(&d.skills, s.as_of.known_at);
     let matched = crate::learning::skill::matching(&current, &entities);
     if matched.is_empty() {
         lines.push(Line::styled(
@@ -91,7 +109,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
             lines.push(Line::raw(format!("  {}. {step}", i + 1)));
         }
     }
-    if let Some(r) = &app.recall.response
+    if let Some(r) = &app.panes.recall.response
         && !r.skills.is_empty()
     {
         lines.push(Line::styled("Suggested by the last recall:", t.heading()));

@@ -4,11 +4,13 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use super::{clip, inner, pane_block};
-use crate::explorer::app::App;
+use super::{Chrome, Component, Intent};
+use crate::explorer::app::{App, Shared};
+use crate::explorer::cursor::Cursor;
 use crate::explorer::pane::Pane;
 use crate::explorer::theme::Theme;
-use crate::model::{FactState, Timestamp};
+use crate::explorer::ui::{clip, inner, pane_block};
+use crate::model::{EntityKey, FactState, Timestamp};
 use crate::query::FactView;
 
 pub fn state_style(t: &Theme, state: FactState) -> Style {
@@ -20,13 +22,78 @@ pub fn state_style(t: &Theme, state: FactState) -> Style {
     }
 }
 
-pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
-    let t = &app.theme;
+/// The selected episode's facts, each with its state at the as-of point.
+#[derive(Default)]
+pub struct FactsPane {
+    pub cursor: Cursor,
+}
+
+impl FactsPane {
+    pub fn reset(&mut self) {
+        self.cursor = Cursor::default();
+    }
+
+    /// Keeps the cursor on a fact after the selection or the as-of point changed.
+    pub fn clamp(&mut self, shared: &Shared) {
+        let len = self.len(shared);
+        self.cursor.set(self.cursor.index, len);
+    }
+}
+
+/// The selection's facts, each with its state at (V, K).
+pub fn fact_views(shared: &Shared) -> Vec<FactView> {
+    let Some(d) = &shared.selection.detail else {
+        return Vec::new();
+    };
+    if !shared.as_of.knows(d.episode.ingested_at) {
+        return Vec::new();
+    }
+    // Facts recorded after K stay listed, greyed as `not yet known`.
+    d.facts
+        .iter()
+        .map(|f| FactView::of(f, &shared.as_of))
+        .collect()
+}
+
+impl Component for FactsPane {
+    fn chrome(&self) -> Chrome {
+        Chrome { above: 4, below: 1 }
+    }
+
+    fn len(&self, shared: &Shared) -> usize {
+        fact_views(shared).len()
+    }
+
+    fn cursor(&self) -> Option<&Cursor> {
+        Some(&self.cursor)
+    }
+
+    fn cursor_mut(&mut self) -> Option<&mut Cursor> {
+        Some(&mut self.cursor)
+    }
+
+    /// Opens the fact's entity.
+    fn open(&self, shared: &Shared) -> Option<Intent> {
+        let views = fact_views(shared);
+        let v = views.get(self.cursor.index)?;
+        EntityKey::new(&v.entity_type, &v.entity_ref)
+            .ok()
+            .map(Intent::OpenEntity)
+    }
+
+    fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
+        render(self, frame, app, rect);
+    }
+}
+
+fn render(pane: &FactsPane, frame: &mut Frame, app: &App, rect: Rect) {
+    let s = &app.shared;
+    let t = &s.theme;
     let mut title = Line::default();
-    if let Some(fp) = app.selected.as_deref() {
+    if let Some(fp) = s.selected() {
         title.push_span(Span::styled(format!("{} ", clip(fp, 40)), t.muted()));
     }
-    if let Some(note) = &app.live.selection_note {
+    if let Some(note) = &s.live.selection_note {
         title.push_span(Span::styled(format!("· {} ", clip(note, 80)), t.warn()));
     }
     frame.render_widget(pane_block(app, Pane::Facts, title), rect);
@@ -34,8 +101,8 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     if area.height < 4 {
         return;
     }
-    let Some(d) = &app.detail else {
-        let msg = if app.selected.is_some() {
+    let Some(d) = &s.selection.detail else {
+        let msg = if s.selected().is_some() {
             "loading…"
         } else {
             "select an episode in the timeline"
@@ -76,12 +143,12 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         height: area.height - 3,
         ..area
     };
-    if !app.as_of.knows(e.ingested_at) {
+    if !s.as_of.knows(e.ingested_at) {
         frame.render_widget(
             Paragraph::new(Line::styled(
                 format!(
                     "not yet known at {} (recorded {}): step knowledge time forward (t, ])",
-                    app.as_of.known_at.short(),
+                    s.as_of.known_at.short(),
                     e.ingested_at.short()
                 ),
                 t.warn(),
@@ -90,15 +157,15 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         );
         return;
     }
-    let views = app.fact_views();
-    let (axis_start, axis_end) = chart_span(&views, app.now);
-    let focused = app.focus == Pane::Facts;
+    let views = fact_views(s);
+    let (axis_start, axis_end) = chart_span(&views, s.now);
+    let focused = s.focus == Pane::Facts;
     let table_area = Rect {
         height: list.height.saturating_sub(1),
         ..list
     };
     let height = table_area.height.saturating_sub(1) as usize;
-    let start = app.facts_cursor.scroll;
+    let start = pane.cursor.scroll;
     let chart_width = 20usize;
     // Narrow panes drop the known date (the detail line has it), then the chart.
     let with_known = list.width >= 140;
@@ -122,7 +189,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
                 Cell::from(format!("{}:{}", v.entity_type, v.entity_ref)),
             ];
             if with_chart {
-                cells.push(Cell::from(chart(app, v, axis_start, axis_end, chart_width)));
+                cells.push(Cell::from(chart(s, v, axis_start, axis_end, chart_width)));
             }
             if with_valid {
                 cells.push(Cell::from(valid));
@@ -131,7 +198,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
                 cells.push(Cell::from(Span::styled(date(v.ingested_at), t.muted())));
             }
             let row = Row::new(cells);
-            if i == app.facts_cursor.index {
+            if i == pane.cursor.index {
                 row.style(t.selected(focused))
             } else {
                 row
@@ -163,8 +230,8 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         height: 1,
         ..list
     };
-    if let Some(v) = views.get(app.facts_cursor.index) {
-        frame.render_widget(Paragraph::new(detail(app, v)), detail_area);
+    if let Some(v) = views.get(pane.cursor.index) {
+        frame.render_widget(Paragraph::new(detail(t, v)), detail_area);
     }
     if views.is_empty() {
         frame.render_widget(
@@ -179,8 +246,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
 }
 
 /// Every time and the provenance of the selected fact, in full.
-fn detail(app: &App, v: &FactView) -> Line<'static> {
-    let t = &app.theme;
+fn detail(t: &Theme, v: &FactView) -> Line<'static> {
     let end = |x: Option<Timestamp>| x.map(|x| x.short()).unwrap_or_else(|| "open".into());
     let mut spans = vec![
         Span::styled("▸ ", t.accent()),
@@ -213,8 +279,14 @@ fn chart_span(views: &[FactView], now: Timestamp) -> (Timestamp, Timestamp) {
 
 /// A compact interval chart: `━` while valid, `✕` where the invalidation became known,
 /// `│` at the valid-time slider.
-fn chart(app: &App, v: &FactView, start: Timestamp, end: Timestamp, width: usize) -> Line<'static> {
-    let t = &app.theme;
+fn chart(
+    s: &Shared,
+    v: &FactView,
+    start: Timestamp,
+    end: Timestamp,
+    width: usize,
+) -> Line<'static> {
+    let t = &s.theme;
     let range = (end.millis() - start.millis()).max(1) as f64;
     let col = |at: Timestamp| -> usize {
         (((at.millis() - start.millis()) as f64 / range) * (width - 1) as f64)
@@ -224,7 +296,7 @@ fn chart(app: &App, v: &FactView, start: Timestamp, end: Timestamp, width: usize
     let from = col(v.t_valid);
     let to = v.t_invalid.map(col).unwrap_or(width - 1);
     let known = v.expired_at.map(col);
-    let cursor = col(app.as_of.valid_at);
+    let cursor = col(s.as_of.valid_at);
     let spans: Vec<Span<'static>> = (0..width)
         .map(|c| {
             if Some(c) == known {

@@ -4,20 +4,122 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::facts::state_style;
-use super::{inner, pane_block};
-use crate::explorer::app::App;
+use super::{Chrome, Component, Intent};
+use crate::explorer::app::{App, Shared};
+use crate::explorer::cursor::Cursor;
 use crate::explorer::pane::Pane;
+use crate::explorer::ui::{inner, pane_block};
+use crate::model::{EntityKey, FactState, Timestamp};
+use crate::query::views::EntityDetail;
 
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
-pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
-    let t = &app.theme;
+pub struct EntityRow {
+    pub fingerprint: String,
+    pub concluded_at: Timestamp,
+    pub relation: &'static str,
+    pub state: FactState,
+    pub summary: String,
+}
+
+/// An entity: every episode with a fact about it, newest first, and when they happened.
+#[derive(Default)]
+pub struct EntityPane {
+    pub entity: Option<EntityDetail>,
+    pub cursor: Cursor,
+}
+
+impl EntityPane {
+    pub fn key(&self) -> Option<&EntityKey> {
+        self.entity.as_ref().map(|e| &e.key)
+    }
+
+    /// Another entity is on its way: its rows start at the top.
+    pub fn opening(&mut self) {
+        self.cursor = Cursor::default();
+    }
+
+    pub fn loaded(&mut self, entity: EntityDetail, shared: &Shared) {
+        self.entity = Some(entity);
+        let len = self.len(shared);
+        self.cursor.set(self.cursor.index, len);
+    }
+
+    pub fn rows(&self, shared: &Shared) -> Vec<EntityRow> {
+        let Some(e) = &self.entity else {
+            return Vec::new();
+        };
+        let mut rows: Vec<EntityRow> = e
+            .facts
+            .iter()
+            .filter_map(|f| {
+                let episode = e.episodes.get(&f.episode)?;
+                Some(EntityRow {
+                    fingerprint: f.episode.clone(),
+                    concluded_at: episode.concluded_at,
+                    relation: f.relation.as_str(),
+                    state: shared.as_of.fact_state(f),
+                    summary: episode
+                        .summary_nl
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                })
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (b.concluded_at, &a.fingerprint, a.relation).cmp(&(
+                a.concluded_at,
+                &b.fingerprint,
+                b.relation,
+            ))
+        });
+        rows
+    }
+}
+
+impl Component for EntityPane {
+    fn chrome(&self) -> Chrome {
+        Chrome { above: 3, below: 0 }
+    }
+
+    fn len(&self, shared: &Shared) -> usize {
+        self.rows(shared).len()
+    }
+
+    fn cursor(&self) -> Option<&Cursor> {
+        Some(&self.cursor)
+    }
+
+    fn cursor_mut(&mut self) -> Option<&mut Cursor> {
+        Some(&mut self.cursor)
+    }
+
+    /// Selects the episode.
+    fn open(&self, shared: &Shared) -> Option<Intent> {
+        let rows = self.rows(shared);
+        let row = rows.get(self.cursor.index)?;
+        Some(Intent::Follow {
+            fingerprint: row.fingerprint.clone(),
+            focus: Some(Pane::Facts),
+        })
+    }
+
+    fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
+        render(self, frame, app, rect);
+    }
+}
+
+fn render(pane: &EntityPane, frame: &mut Frame, app: &App, rect: Rect) {
+    let s = &app.shared;
+    let t = &s.theme;
     frame.render_widget(pane_block(app, Pane::Entity, ""), rect);
     let area = inner(rect);
     if area.height < 4 {
         return;
     }
-    let Some(e) = &app.entity else {
+    let Some(e) = &pane.entity else {
         frame.render_widget(
             Paragraph::new(Line::styled(
                 "Enter on a fact opens its entity: every episode that mentions it, over time",
@@ -27,7 +129,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         );
         return;
     };
-    let rows = app.entity_rows();
+    let rows = pane.rows(s);
     let head = vec![
         Line::from(vec![
             Span::styled(
@@ -53,7 +155,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
         height: area.height - 2,
         ..area
     };
-    let focused = app.focus == Pane::Entity;
+    let focused = s.focus == Pane::Entity;
     let height = list.height.saturating_sub(1) as usize;
     let wide = list.width >= 70;
     let fp_width = rows
@@ -65,7 +167,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
     let table_rows: Vec<Row> = rows
         .iter()
         .enumerate()
-        .skip(app.entity_cursor.scroll)
+        .skip(pane.cursor.scroll)
         .take(height)
         .map(|(i, r)| {
             let mut cells = vec![
@@ -81,7 +183,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
             }
             cells.push(Cell::from(r.summary.clone()));
             let row = Row::new(cells);
-            if i == app.entity_cursor.index {
+            if i == pane.cursor.index {
                 row.style(t.selected(focused))
             } else {
                 row
@@ -107,7 +209,7 @@ pub fn render(frame: &mut Frame, app: &App, rect: Rect) {
 }
 
 /// Episodes per time bucket, oldest left, as a one-line bar chart.
-fn histogram(rows: &[crate::explorer::app::EntityRow], width: usize) -> String {
+fn histogram(rows: &[EntityRow], width: usize) -> String {
     let width = width.clamp(1, 60);
     let (Some(min), Some(max)) = (
         rows.iter().map(|r| r.concluded_at).min(),
