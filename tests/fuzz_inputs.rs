@@ -526,7 +526,7 @@ fn store_and_vector_urls_never_panic_and_never_show_a_password() {
             Err(e) => said.push_str(&e.to_string()),
         }
         if let Err(e) = strata::index::qdrant::check_url(url) {
-            said.push_str(&e);
+            said.push_str(&e.to_string());
         }
         if said.contains("PW7secret7PW") {
             return Err(format!("the password was shown: {said}"));

@@ -31,7 +31,7 @@ impl Faulty {
         if self.hang {
             std::thread::sleep(Duration::from_secs(3));
         }
-        Err(StoreError::Backend("connection refused (injected)".into()))
+        Err(StoreError::Internal("connection refused (injected)".into()))
     }
 }
 

@@ -111,7 +111,7 @@ fn the_explorer_redacts_what_it_draws() {
     let mut s = explorer(dir.path(), 200, 50);
     let screen = play(
         &mut s,
-        "WaitIdle\nAction select INC-RAW\nWaitIdle\nAction recall.seed\nWaitIdle\nAction focus.lessons\nAction zoom\n",
+        "WaitIdle\nAction select INC-RAW\nWaitIdle\nAction recall.query api answered 401, redis refused\nWaitIdle\nAction focus.lessons\nAction zoom\n",
     );
     assert!(
         screen.contains("skill page-oncall") && screen.contains("call <email>"),

@@ -148,10 +148,8 @@ impl Context {
         self.store.index_dir(&self.data_dir)
     }
 
-    pub fn build_embedder(&self) -> Result<Arc<dyn Embedder>, String> {
-        embed::build(&self.embedder)
-            .map(Arc::from)
-            .map_err(|e| e.to_string())
+    pub fn build_embedder(&self) -> Result<Arc<dyn Embedder>, embed::EmbedError> {
+        embed::build(&self.embedder).map(Arc::from)
     }
 
     /// Opens recall over `store`, catching the indexes up with progress on stderr, and

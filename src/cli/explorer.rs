@@ -84,9 +84,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
     // same on every run.
     let warm_in_background = launch.follow;
     let open_recall: RecallOpener = Box::new(move |store, progress| {
-        let built = embed::build(&embedder)
-            .map(Arc::from)
-            .map_err(|e| e.to_string());
+        let built = embed::build(&embedder).map(Arc::from);
         let mut stack = RecallStack::open(
             store.clone(),
             built,

@@ -17,7 +17,7 @@ pub use minilm::{
 };
 pub use openai::OpenAiEmbedder;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum EmbedError {
     #[error("model files missing at {path}: {hint}")]
     ModelMissing { path: PathBuf, hint: String },

@@ -38,7 +38,7 @@ impl Follower {
         let mut seen = self
             .seen
             .lock()
-            .map_err(|_| StoreError::Backend("the live view's state was poisoned".into()))?;
+            .map_err(|_| StoreError::Internal("the live view's state was poisoned".into()))?;
         let before = *seen;
         if before.is_some_and(|s| s.generation == generation) {
             return Ok(None);

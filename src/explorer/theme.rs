@@ -42,9 +42,17 @@ impl Default for Theme {
     }
 }
 
+/// A theme colour that does not parse.
+#[derive(Debug, thiserror::Error)]
+#[error("theme.{slot}: {value:?} is not a colour name, #rrggbb or 0-255")]
+pub struct ThemeError {
+    pub slot: &'static str,
+    pub value: String,
+}
+
 impl Theme {
     /// The default theme, `section` merged over it, colour off when `no_color`.
-    pub fn load(section: &ThemeSection, no_color: bool) -> Result<Theme, String> {
+    pub fn load(section: &ThemeSection, no_color: bool) -> Result<Theme, ThemeError> {
         let mut theme = Theme::default();
         let slots: [(&Option<String>, &mut Color, &str); 6] = [
             (&section.accent, &mut theme.accent, "accent"),
@@ -60,8 +68,9 @@ impl Theme {
         ];
         for (value, slot, name) in slots {
             if let Some(v) = value {
-                *slot = Color::from_str(v).map_err(|_| {
-                    format!("theme.{name}: {v:?} is not a colour name, #rrggbb or 0-255")
+                *slot = Color::from_str(v).map_err(|_| ThemeError {
+                    slot: name,
+                    value: v.clone(),
                 })?;
             }
         }
@@ -179,6 +188,6 @@ mod tests {
             },
             false,
         );
-        assert!(bad.unwrap_err().contains("theme.bad"));
+        assert!(bad.unwrap_err().to_string().contains("theme.bad"));
     }
 }

@@ -51,9 +51,9 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ScriptError> {
             None => (line, ""),
         };
         let command = match word {
-            "Type" => Command::Type(quoted(rest).map_err(fail)?),
-            "Expect" => Command::Expect(quoted(rest).map_err(fail)?),
-            "ExpectNot" => Command::ExpectNot(quoted(rest).map_err(fail)?),
+            "Type" => Command::Type(quoted(rest).map_err(|e| fail(e.to_string()))?),
+            "Expect" => Command::Expect(quoted(rest).map_err(|e| fail(e.to_string()))?),
+            "ExpectNot" => Command::ExpectNot(quoted(rest).map_err(|e| fail(e.to_string()))?),
             "Key" => {
                 let mut parts = rest.split_whitespace();
                 let name = parts
@@ -88,7 +88,9 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ScriptError> {
                     ));
                 }
                 let arg = match arg {
-                    Some(a) if a.starts_with('"') => Some(quoted(a).map_err(fail)?),
+                    Some(a) if a.starts_with('"') => {
+                        Some(quoted(a).map_err(|e| fail(e.to_string()))?)
+                    }
                     Some(a) => Some(a.to_string()),
                     None => None,
                 };
@@ -144,15 +146,15 @@ pub fn parse(text: &str) -> Result<Vec<Line>, ScriptError> {
 }
 
 /// A double-quoted string with `\"`, `\\`, `\n` and `\t` escapes, and nothing after it.
-fn quoted(text: &str) -> Result<String, String> {
+fn quoted(text: &str) -> Result<String, QuoteError> {
     let mut chars = text.chars();
     if chars.next() != Some('"') {
-        return Err(format!("expected a \"quoted string\", got {text:?}"));
+        return Err(QuoteError::NotQuoted(text.to_string()));
     }
     let mut out = String::new();
     loop {
         match chars.next() {
-            None => return Err(format!("unterminated string {text:?}")),
+            None => return Err(QuoteError::Unterminated(text.to_string())),
             Some('"') => break,
             Some('\\') => match chars.next() {
                 Some('"') => out.push('"'),
@@ -160,10 +162,10 @@ fn quoted(text: &str) -> Result<String, String> {
                 Some('n') => out.push('\n'),
                 Some('t') => out.push('\t'),
                 other => {
-                    return Err(format!(
-                        "unknown escape \\{} in {text:?}; expected \\\" \\\\ \\n or \\t",
-                        other.map(String::from).unwrap_or_default()
-                    ));
+                    return Err(QuoteError::Escape {
+                        escape: other.map(String::from).unwrap_or_default(),
+                        text: text.to_string(),
+                    });
                 }
             },
             Some(c) => out.push(c),
@@ -171,12 +173,21 @@ fn quoted(text: &str) -> Result<String, String> {
     }
     let rest: String = chars.collect();
     if !rest.trim().is_empty() {
-        return Err(format!(
-            "unexpected {:?} after the closing quote",
-            rest.trim()
-        ));
+        return Err(QuoteError::Trailing(rest.trim().to_string()));
     }
     Ok(out)
+}
+
+#[derive(Debug, thiserror::Error)]
+enum QuoteError {
+    #[error("expected a \"quoted string\", got {0:?}")]
+    NotQuoted(String),
+    #[error("unterminated string {0:?}")]
+    Unterminated(String),
+    #[error("unknown escape \\{escape} in {text:?}; expected \\\" \\\\ \\n or \\t")]
+    Escape { escape: String, text: String },
+    #[error("unexpected {0:?} after the closing quote")]
+    Trailing(String),
 }
 
 impl fmt::Display for Command {

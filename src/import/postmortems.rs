@@ -105,7 +105,7 @@ pub fn convert_dir(dir: &Path, known: KnowledgeTime) -> Result<Converted, Import
             let value = match to_record(&id, &record, provider_of(path, &id)) {
                 Ok(v) => v,
                 Err(reason) => {
-                    converted.skipped.push(skip(&id, reason));
+                    converted.skipped.push(skip(&id, reason.to_string()));
                     continue;
                 }
             };
@@ -249,27 +249,37 @@ fn services(value: Option<&Value>) -> Vec<String> {
     .collect()
 }
 
-fn parse_date(value: Option<&Value>) -> Result<Timestamp, String> {
-    let raw = value
-        .and_then(Value::as_str)
-        .ok_or("time: missing; expected MM/DD/YYYY")?;
+/// Why a postmortem cannot be an ingest record.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error("expected an object")]
+    NotAnObject,
+    #[error("no title or summary")]
+    Untitled,
+    #[error("time: missing; expected MM/DD/YYYY")]
+    NoDate,
+    #[error("time: expected MM/DD/YYYY, got {0:?}")]
+    BadDate(String),
+}
+
+fn parse_date(value: Option<&Value>) -> Result<Timestamp, Unusable> {
+    let raw = value.and_then(Value::as_str).ok_or(Unusable::NoDate)?;
     let date = NaiveDate::parse_from_str(raw.trim(), "%m/%d/%Y")
-        .map_err(|_| format!("time: expected MM/DD/YYYY, got {raw:?}"))?;
-    let midnight = date
-        .and_hms_opt(0, 0, 0)
-        .ok_or("time: no midnight on that date")?;
-    Ok(Timestamp::from_datetime(Utc.from_utc_datetime(&midnight)))
+        .map_err(|_| Unusable::BadDate(raw.to_string()))?;
+    Ok(Timestamp::from_datetime(
+        Utc.from_utc_datetime(&date.and_time(chrono::NaiveTime::MIN)),
+    ))
 }
 
 /// One postmortem as an ingest record, or why it cannot be one.
-fn to_record(id: &str, record: &Value, provider: String) -> Result<Value, String> {
+fn to_record(id: &str, record: &Value, provider: String) -> Result<Value, Unusable> {
     let Value::Object(r) = record else {
-        return Err("expected an object".into());
+        return Err(Unusable::NotAnObject);
     };
     let title = text(field(r, &["title"]));
     let summary = text(field(r, &["summary"]));
     if title.is_empty() && summary.is_empty() {
-        return Err("no title or summary".into());
+        return Err(Unusable::Untitled);
     }
     let start = parse_date(field(r, &["time", "date"]))?;
     let minutes = field(r, &["duration"])

@@ -59,7 +59,7 @@ impl VectorLocation {
         match url {
             None | Some("local") => Ok(VectorLocation::Local),
             Some(u) if u.starts_with("qdrant://") || u.starts_with("qdrants://") => {
-                super::qdrant::check_url(u).map_err(bad)?;
+                super::qdrant::check_url(u).map_err(|e| bad(e.to_string()))?;
                 Ok(VectorLocation::Qdrant(u.to_string()))
             }
             Some("falkordb") => match store {

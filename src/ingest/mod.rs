@@ -18,7 +18,7 @@ pub use batch::{BatchBuilder, Prepared};
 pub use error::{IngestError, IngestFailure};
 pub use limits::RecordLimits;
 pub use record::{RECORD_FIELDS, parse_record, parse_record_within};
-pub use source::{Location, RawRecord, split_records};
+pub use source::{Location, RawRecord, RecordSyntaxError, split_records};
 pub use stream::{Checked, check_file, write_file};
 
 /// Reads and validates one file into a batch stamped with knowledge time `now`.
@@ -51,7 +51,7 @@ fn for_each_record(
         let origin = raw.location.describe(name);
         match raw.value {
             Ok(value) => each(origin, value, &mut errors),
-            Err(message) => errors.push(IngestError::new(origin, "-", message)),
+            Err(e) => errors.push(IngestError::new(origin, "-", e.to_string())),
         }
     }
     errors

@@ -21,9 +21,20 @@ impl Location {
     }
 }
 
+/// A record that is not JSON of the expected shape.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordSyntaxError {
+    #[error("invalid JSON: expected an array of records ({0})")]
+    Array(serde_json::Error),
+    #[error("invalid JSON: expected one record object per line ({0})")]
+    Line(serde_json::Error),
+    #[error("not UTF-8 ({0}); expected UTF-8 text")]
+    NotUtf8(std::str::Utf8Error),
+}
+
 pub struct RawRecord {
     pub location: Location,
-    pub value: Result<Value, String>,
+    pub value: Result<Value, RecordSyntaxError>,
 }
 
 /// A file whose first non-blank character is `[` is one JSON array; anything else is NDJSON.
@@ -41,7 +52,7 @@ pub fn split_records(text: &str) -> Vec<RawRecord> {
                 .collect(),
             Err(e) => vec![RawRecord {
                 location: Location::LineColumn(e.line(), e.column()),
-                value: Err(format!("invalid JSON: expected an array of records ({e})")),
+                value: Err(RecordSyntaxError::Array(e)),
             }],
         };
     }
@@ -50,8 +61,7 @@ pub fn split_records(text: &str) -> Vec<RawRecord> {
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| RawRecord {
             location: Location::Line(i + 1),
-            value: serde_json::from_str::<Value>(line)
-                .map_err(|e| format!("invalid JSON: expected one record object per line ({e})")),
+            value: serde_json::from_str::<Value>(line).map_err(RecordSyntaxError::Line),
         })
         .collect()
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::batch::{BatchBuilder, conflicting_repeat};
 use super::limits::RecordLimits;
 use super::record::{self, parse_record_within};
-use super::source::{Location, RawRecord};
+use super::source::{Location, RawRecord, RecordSyntaxError};
 use super::{IngestError, IngestFailure, located, rejection};
 use crate::learning::CodeUnit;
 use crate::model::Timestamp;
@@ -63,8 +63,8 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
         let origin = raw.location.describe(&name);
         let value = match raw.value {
             Ok(v) => v,
-            Err(message) => {
-                errors.push(IngestError::new(origin, "-", message));
+            Err(e) => {
+                errors.push(IngestError::new(origin, "-", e.to_string()));
                 return Ok(());
             }
         };
@@ -162,7 +162,14 @@ pub fn write_file(
         if let Some(e) = failed {
             return Err(e);
         }
-        let digest = read.map_err(|e| StoreError::Backend(e.to_string()))?;
+        let digest = read.map_err(|e| match e {
+            IngestFailure::Store(e) => e,
+            IngestFailure::Io { path, message } => StoreError::Read {
+                file: path,
+                source: std::io::Error::other(message),
+            },
+            IngestFailure::Invalid(_) => changed(&name),
+        })?;
         if digest != checked.digest {
             return Err(changed(&name));
         }
@@ -177,9 +184,9 @@ pub fn write_file(
 }
 
 fn changed(name: &str) -> StoreError {
-    StoreError::Backend(format!(
-        "{name} changed while it was being ingested; nothing of it was written (run it again)"
-    ))
+    StoreError::Changed {
+        file: name.to_string(),
+    }
 }
 
 /// 128 bits from two SipHash states (the second fed a prefix byte first): exact repeats and
@@ -274,7 +281,7 @@ fn read_records(
         if let Err(e) = outcome {
             each(RawRecord {
                 location: Location::LineColumn(e.line(), e.column()),
-                value: Err(format!("invalid JSON: expected an array of records ({e})")),
+                value: Err(RecordSyntaxError::Array(e)),
             })?;
         }
     } else {
@@ -299,11 +306,9 @@ fn read_records(
                     if text.trim().is_empty() {
                         continue;
                     }
-                    serde_json::from_str::<Value>(text).map_err(|e| {
-                        format!("invalid JSON: expected one record object per line ({e})")
-                    })
+                    serde_json::from_str::<Value>(text).map_err(RecordSyntaxError::Line)
                 }
-                Err(e) => Err(format!("not UTF-8 ({e}); expected UTF-8 text")),
+                Err(e) => Err(RecordSyntaxError::NotUtf8(e)),
             };
             each(RawRecord {
                 location: Location::Line(number),

@@ -75,27 +75,25 @@ pub fn listed(store: &dyn MemoryStore) -> Result<Vec<Resource>, StoreError> {
 }
 
 /// The resource's JSON, or `None` for an episode the store does not hold.
-pub fn read(memory: &Memory, what: &ResourceUri, now: Timestamp) -> Result<Option<Value>, String> {
+pub fn read(
+    memory: &Memory,
+    what: &ResourceUri,
+    now: Timestamp,
+) -> Result<Option<Value>, StoreError> {
     let store = memory.store.as_ref();
     match what {
         ResourceUri::Summary => {
-            let stats = store.stats().map_err(|e| e.to_string())?;
-            let mut value = serde_json::to_value(stats).map_err(|e| e.to_string())?;
+            let mut value = serde_json::to_value(store.stats()?)
+                .map_err(|e| StoreError::Internal(format!("cannot encode the stats: {e}")))?;
             if let Value::Object(map) = &mut value {
                 map.insert("store".into(), json!(memory.describe));
-                map.insert(
-                    "store_id".into(),
-                    json!(store.identity().map_err(|e| e.to_string())?),
-                );
-                map.insert(
-                    "generation".into(),
-                    json!(store.generation().map_err(|e| e.to_string())?),
-                );
+                map.insert("store_id".into(), json!(store.identity()?));
+                map.insert("generation".into(), json!(store.generation()?));
             }
             Ok(Some(value))
         }
         ResourceUri::Episode(fingerprint) => {
-            let Some(episode) = store.episode(fingerprint).map_err(|e| e.to_string())? else {
+            let Some(episode) = store.episode(fingerprint)? else {
                 return Ok(None);
             };
             let as_of = AsOf {

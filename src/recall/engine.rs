@@ -9,7 +9,7 @@ use super::response::{
 };
 use crate::learning::skill;
 use crate::model::{AsOf, EntityKey, MemoryEpisode, Timestamp};
-use crate::store::MemoryStore;
+use crate::store::{MemoryStore, StoreError};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
 pub const DEFAULT_LEG_LIMIT: usize = 50;
@@ -212,48 +212,49 @@ impl RecallEngine {
             .iter()
             .map(|r| (r.position, r.fingerprint.clone()))
             .collect();
-        let work = tokio::task::spawn_blocking(move || -> Result<Vec<SkillSuggestion>, String> {
-            let versions = store.skills().map_err(|e| e.to_string())?;
-            if versions.is_empty() {
-                return Ok(Vec::new());
-            }
-            let skills = skill::current(&versions, as_of.known_at);
-            let mut by_name: BTreeMap<String, SkillSuggestion> = BTreeMap::new();
-            for (position, fp) in hits {
-                let entities: Vec<EntityKey> = store
-                    .facts(&fp)
-                    .map_err(|e| e.to_string())?
-                    .into_iter()
-                    .filter(|f| as_of.fact_valid(f))
-                    .map(|f| f.entity)
-                    .collect();
-                for (s, shared) in skill::matching(&skills, &entities) {
-                    let entry = by_name
-                        .entry(s.name.clone())
-                        .or_insert_with(|| SkillSuggestion {
-                            name: s.name.clone(),
-                            version: s.version,
-                            steps: s.steps.len(),
-                            applied: s.applied,
-                            succeeded: s.succeeded,
-                            shared: Vec::new(),
-                            results: Vec::new(),
-                            matches: 0,
-                        });
-                    entry.results.push(position);
-                    entry.matches += shared.len();
-                    for e in shared {
-                        let e = e.flag_form();
-                        if !entry.shared.contains(&e) {
-                            entry.shared.push(e);
+        let work =
+            tokio::task::spawn_blocking(move || -> Result<Vec<SkillSuggestion>, StoreError> {
+                let versions = store.skills()?;
+                if versions.is_empty() {
+                    return Ok(Vec::new());
+                }
+                let skills = skill::current(&versions, as_of.known_at);
+                let mut by_name: BTreeMap<String, SkillSuggestion> = BTreeMap::new();
+                for (position, fp) in hits {
+                    let entities: Vec<EntityKey> = store
+                        .facts(&fp)?
+                        .into_iter()
+                        .filter(|f| as_of.fact_valid(f))
+                        .map(|f| f.entity)
+                        .collect();
+                    for (s, shared) in skill::matching(&skills, &entities) {
+                        let entry =
+                            by_name
+                                .entry(s.name.clone())
+                                .or_insert_with(|| SkillSuggestion {
+                                    name: s.name.clone(),
+                                    version: s.version,
+                                    steps: s.steps.len(),
+                                    applied: s.applied,
+                                    succeeded: s.succeeded,
+                                    shared: Vec::new(),
+                                    results: Vec::new(),
+                                    matches: 0,
+                                });
+                        entry.results.push(position);
+                        entry.matches += shared.len();
+                        for e in shared {
+                            let e = e.flag_form();
+                            if !entry.shared.contains(&e) {
+                                entry.shared.push(e);
+                            }
                         }
                     }
                 }
-            }
-            let mut out: Vec<SkillSuggestion> = by_name.into_values().collect();
-            out.sort_by(|a, b| b.matches.cmp(&a.matches).then_with(|| a.name.cmp(&b.name)));
-            Ok(out)
-        });
+                let mut out: Vec<SkillSuggestion> = by_name.into_values().collect();
+                out.sort_by(|a, b| b.matches.cmp(&a.matches).then_with(|| a.name.cmp(&b.name)));
+                Ok(out)
+            });
         match tokio::time::timeout(self.timeout, work).await {
             Ok(Ok(Ok(found))) => found,
             Ok(Ok(Err(e))) => {

@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use super::leg::Leg;
+use super::leg::{ChoiceError, Leg};
 use crate::model::Timestamp;
 
 pub const RRF_K: f64 = 60.0;
@@ -67,24 +67,22 @@ impl LegWeights {
     }
 
     /// Every weight finite and not negative, at least one above zero.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ChoiceError> {
         for leg in Leg::ALL {
-            let w = self.get(leg);
-            if !w.is_finite() || w < 0.0 {
-                return Err(format!(
-                    "weight of the {leg} leg is {w}; expected a finite number ≥ 0"
-                ));
+            let weight = self.get(leg);
+            if !weight.is_finite() || weight < 0.0 {
+                return Err(ChoiceError::WeightOutOfRange { leg, weight });
             }
         }
         if Leg::ALL.iter().all(|l| self.get(*l) == 0.0) {
-            return Err("every leg weight is 0; expected at least one above 0".into());
+            return Err(ChoiceError::AllWeightsZero);
         }
         Ok(())
     }
 }
 
 impl FromStr for LegWeights {
-    type Err = String;
+    type Err = ChoiceError;
 
     /// `semantic=1,bm25=0.5,graph=0.5`; a leg left out keeps its default weight.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -92,11 +90,11 @@ impl FromStr for LegWeights {
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (leg, value) = part
                 .split_once('=')
-                .ok_or_else(|| format!("{part:?}: expected LEG=WEIGHT, e.g. bm25=0.5"))?;
+                .ok_or_else(|| ChoiceError::WeightSyntax(part.to_string()))?;
             let value: f64 = value
                 .trim()
                 .parse()
-                .map_err(|_| format!("{part:?}: the weight is not a number"))?;
+                .map_err(|_| ChoiceError::WeightNotANumber(part.to_string()))?;
             match leg.trim().parse::<Leg>()? {
                 Leg::Semantic => w.semantic = value,
                 Leg::Bm25 => w.bm25 = value,
@@ -151,16 +149,14 @@ impl FusionPolicy {
 }
 
 impl FromStr for FusionPolicy {
-    type Err = String;
+    type Err = ChoiceError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "rrf" => Ok(FusionPolicy::Rrf),
             "seed" => Ok(FusionPolicy::Seed),
             "weighted" => Ok(FusionPolicy::Weighted),
-            other => Err(format!(
-                "unknown fusion {other:?}; expected rrf, seed or weighted"
-            )),
+            other => Err(ChoiceError::UnknownFusion(other.to_string())),
         }
     }
 }
@@ -490,25 +486,35 @@ mod tests {
             "graph"
                 .parse::<LegWeights>()
                 .unwrap_err()
+                .to_string()
                 .contains("LEG=WEIGHT")
         );
         assert!(
             "graph=x"
                 .parse::<LegWeights>()
                 .unwrap_err()
+                .to_string()
                 .contains("not a number")
         );
         assert!(
             "vector=1"
                 .parse::<LegWeights>()
                 .unwrap_err()
+                .to_string()
                 .contains("unknown leg")
         );
-        assert!("bm25=-1".parse::<LegWeights>().unwrap_err().contains("≥ 0"));
+        assert!(
+            "bm25=-1"
+                .parse::<LegWeights>()
+                .unwrap_err()
+                .to_string()
+                .contains("≥ 0")
+        );
         assert!(
             "semantic=0,bm25=0,graph=0"
                 .parse::<LegWeights>()
                 .unwrap_err()
+                .to_string()
                 .contains("at least one")
         );
     }

@@ -48,17 +48,34 @@ impl fmt::Display for Leg {
     }
 }
 
+/// A leg, leg set, fusion policy or weight that does not parse, and what was expected.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ChoiceError {
+    #[error("unknown leg {0:?}; expected semantic, bm25 or graph")]
+    UnknownLeg(String),
+    #[error("expected at least one of semantic, bm25, graph")]
+    NoLeg,
+    #[error("unknown fusion {0:?}; expected rrf, seed or weighted")]
+    UnknownFusion(String),
+    #[error("{0:?}: expected LEG=WEIGHT, e.g. bm25=0.5")]
+    WeightSyntax(String),
+    #[error("{0:?}: the weight is not a number")]
+    WeightNotANumber(String),
+    #[error("weight of the {leg} leg is {weight}; expected a finite number ≥ 0")]
+    WeightOutOfRange { leg: Leg, weight: f64 },
+    #[error("every leg weight is 0; expected at least one above 0")]
+    AllWeightsZero,
+}
+
 impl FromStr for Leg {
-    type Err = String;
+    type Err = ChoiceError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim() {
             "semantic" => Ok(Leg::Semantic),
             "bm25" => Ok(Leg::Bm25),
             "graph" => Ok(Leg::Graph),
-            other => Err(format!(
-                "unknown leg {other:?}; expected semantic, bm25 or graph"
-            )),
+            other => Err(ChoiceError::UnknownLeg(other.to_string())),
         }
     }
 }
@@ -111,7 +128,7 @@ impl LegSet {
 }
 
 impl FromStr for LegSet {
-    type Err = String;
+    type Err = ChoiceError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let legs = s
@@ -120,7 +137,7 @@ impl FromStr for LegSet {
             .map(Leg::from_str)
             .collect::<Result<Vec<_>, _>>()?;
         if legs.is_empty() {
-            return Err("expected at least one of semantic, bm25, graph".into());
+            return Err(ChoiceError::NoLeg);
         }
         Ok(LegSet::of(&legs))
     }

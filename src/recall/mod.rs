@@ -16,7 +16,7 @@ mod warming;
 
 pub use engine::{DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, RecallEngine, RecallRequest};
 pub use fusion::{FusionPolicy, LegWeights, OrderKey};
-pub use leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
+pub use leg::{ChoiceError, Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 pub use open::{RecallStack, StackOptions};
 pub use response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,

@@ -38,7 +38,7 @@ pub struct RecallStack {
 impl RecallStack {
     pub fn open(
         store: Arc<dyn MemoryStore>,
-        embedder: Result<Arc<dyn Embedder>, String>,
+        embedder: Result<Arc<dyn Embedder>, crate::embed::EmbedError>,
         options: &StackOptions,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Self {

@@ -59,8 +59,49 @@ pub enum StoreError {
         written: usize,
         cause: String,
     },
-    #[error("store backend error: {0}")]
-    Backend(String),
+    /// The graph server cannot be reached: down, refusing, timing out or dropping the
+    /// connection.
+    #[error("{server} is unreachable: {source}")]
+    Unreachable {
+        server: String,
+        #[source]
+        source: redis::RedisError,
+    },
+    #[error(
+        "{server}: authentication failed ({why}): give them in the store URL \
+         (falkordb://USER:PASSWORD@HOST:PORT/GRAPH) or the password in {}",
+        crate::store::falkordb::PASSWORD_ENV
+    )]
+    Authentication { server: String, why: &'static str },
+    /// The graph server answered with an error.
+    #[error("{server}: {source}")]
+    Server {
+        server: String,
+        #[source]
+        source: redis::RedisError,
+    },
+    /// A reply of a shape this Strata does not read.
+    #[error("{server}: unexpected reply: {message}")]
+    Malformed { server: String, message: String },
+    /// The embedded store's database failed.
+    #[error("the local store: {0}")]
+    Local(#[source] heed::Error),
+    #[error("{store} keeps no {what}")]
+    Unsupported { store: String, what: &'static str },
+    #[error("cannot read {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file} changed while it was being ingested; nothing of it was written (run it again)")]
+    Changed { file: String },
+    #[error("cannot migrate the store from its earlier format: {0}")]
+    Migration(String),
+    /// A step inside Strata that cannot go on (a lock poisoned by an earlier panic, a runtime
+    /// that would not start).
+    #[error("store internal error: {0}")]
+    Internal(String),
     #[error("corrupt record in {table} at key {key:?}: {message}")]
     Corrupt {
         table: &'static str,

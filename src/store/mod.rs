@@ -285,10 +285,10 @@ pub trait MemoryStore: Send + Sync {
         recorded_at: Timestamp,
     ) -> Result<usize, StoreError> {
         let _ = (drafts, recorded_at);
-        Err(StoreError::Backend(format!(
-            "{} keeps no skills",
-            self.describe()
-        )))
+        Err(StoreError::Unsupported {
+            store: self.describe(),
+            what: "skills",
+        })
     }
 
     /// The episode's Reflexion lesson. Stores that keep none render it from the facts.

@@ -25,7 +25,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_time()
         .build()?;
-    let embedder: Result<Arc<dyn Embedder>, String> = ctx
+    let embedder: Result<Arc<dyn Embedder>, strata::embed::EmbedError> = ctx
         .build_embedder()
         .map(|e| Arc::new(CachedEmbedder::new(e)) as Arc<dyn Embedder>);
     let mut datasets = Vec::new();
@@ -128,7 +128,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
 
 fn open_stack(
     store: Arc<EmbeddedStore>,
-    embedder: Result<Arc<dyn Embedder>, String>,
+    embedder: Result<Arc<dyn Embedder>, strata::embed::EmbedError>,
     index_dir: &Path,
 ) -> RecallStack {
     let mut progress = progress_printer("eval: indexing");

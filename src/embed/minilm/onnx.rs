@@ -30,17 +30,17 @@ pub(super) struct OnnxBert {
 
 /// ONNX Runtime is loaded once per process, from the first library asked for.
 pub(super) fn environment(library: &Path) -> Result<Environment, EmbedError> {
-    static ENVIRONMENT: OnceLock<Result<Environment, String>> = OnceLock::new();
+    static ENVIRONMENT: OnceLock<Result<Environment, EmbedError>> = OnceLock::new();
+    let load = |e: &dyn std::fmt::Display| EmbedError::Load(format!("{}: {e}", library.display()));
     ENVIRONMENT
         .get_or_init(|| {
             ort::init_from(library)
-                .map_err(|e| e.to_string())?
+                .map_err(|e| load(&e))?
                 .with_name("strata")
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(|e| load(&e))
         })
         .clone()
-        .map_err(EmbedError::Load)
 }
 
 pub(super) fn library(dir: &Path) -> Result<PathBuf, EmbedError> {

@@ -36,13 +36,25 @@ impl Health {
 
     fn of_store(error: &StoreError, message: String) -> Health {
         match error {
-            StoreError::Open { .. } | StoreError::Backend(_) => Health::Unreachable(message),
-            StoreError::Corrupt { .. } | StoreError::NewerSchema { .. } => Health::Corrupt(message),
+            StoreError::Open { .. } | StoreError::Unreachable { .. } => {
+                Health::Unreachable(message)
+            }
+            StoreError::Corrupt { .. }
+            | StoreError::NewerSchema { .. }
+            | StoreError::Malformed { .. }
+            | StoreError::Migration(_) => Health::Corrupt(message),
             StoreError::Busy(_) | StoreError::Contended { .. } => Health::Locked(message),
             StoreError::Rejected { .. }
             | StoreError::ReadOnly { .. }
             | StoreError::WriteFailed { .. }
-            | StoreError::Partial { .. } => Health::Failed(message),
+            | StoreError::Partial { .. }
+            | StoreError::Authentication { .. }
+            | StoreError::Server { .. }
+            | StoreError::Local(_)
+            | StoreError::Unsupported { .. }
+            | StoreError::Read { .. }
+            | StoreError::Changed { .. }
+            | StoreError::Internal(_) => Health::Failed(message),
         }
     }
 

@@ -48,8 +48,31 @@ pub fn point_id(fingerprint: &str) -> Uuid {
     Uuid::new_v5(&Uuid::NAMESPACE_URL, fingerprint.as_bytes())
 }
 
+/// A collection whose vectors this index cannot use.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum CollectionError {
+    #[error("holds named vectors ({0}), not the single unnamed vector expected")]
+    NamedVectors(String),
+    #[error("the server did not report its vector configuration")]
+    NoVectorConfig,
+    #[error(
+        "collection {collection} holds {found_dimension}-dimensional {found_distance} vectors, \
+         but the embedder {model} needs {dimension}-dimensional Cosine vectors; use the \
+         matching --embedder or delete the collection to rebuild it"
+    )]
+    Mismatch {
+        collection: String,
+        found_dimension: u64,
+        found_distance: &'static str,
+        model: String,
+        dimension: usize,
+    },
+}
+
 /// The single unnamed dense vector of a collection, as (dimension, distance).
-pub(super) fn vector_params(info: &GetCollectionInfoResponse) -> Result<(u64, Distance), String> {
+pub(super) fn vector_params(
+    info: &GetCollectionInfoResponse,
+) -> Result<(u64, Distance), CollectionError> {
     let config = info
         .result
         .as_ref()
@@ -65,12 +88,9 @@ pub(super) fn vector_params(info: &GetCollectionInfoResponse) -> Result<(u64, Di
         Some(Config::ParamsMap(map)) => {
             let mut names: Vec<&str> = map.map.keys().map(String::as_str).collect();
             names.sort_unstable();
-            Err(format!(
-                "holds named vectors ({}), not the single unnamed vector expected",
-                names.join(", ")
-            ))
+            Err(CollectionError::NamedVectors(names.join(", ")))
         }
-        None => Err("the server did not report its vector configuration".to_string()),
+        None => Err(CollectionError::NoVectorConfig),
     }
 }
 
@@ -80,18 +100,18 @@ pub(super) fn check_params(
     found: (u64, Distance),
     model: &str,
     dimension: usize,
-) -> Result<(), String> {
+) -> Result<(), CollectionError> {
     let (found_dimension, found_distance) = found;
     if found_dimension == dimension as u64 && found_distance == Distance::Cosine {
         return Ok(());
     }
-    Err(format!(
-        "collection {collection} holds {found_dimension}-dimensional {} vectors, but the \
-         embedder {model} needs {dimension}-dimensional {} vectors; use the matching \
-         --embedder or delete the collection to rebuild it",
-        found_distance.as_str_name(),
-        Distance::Cosine.as_str_name()
-    ))
+    Err(CollectionError::Mismatch {
+        collection: collection.to_string(),
+        found_dimension,
+        found_distance: found_distance.as_str_name(),
+        model: model.to_string(),
+        dimension,
+    })
 }
 
 /// What a collection records about itself, in its metadata.
@@ -283,13 +303,17 @@ mod tests {
             check_params(name, (384, Distance::Cosine), "m", 384),
             Ok(())
         );
-        let e = check_params(name, (768, Distance::Cosine), "m", 384).unwrap_err();
+        let e = check_params(name, (768, Distance::Cosine), "m", 384)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(name) && e.contains("768-dimensional Cosine"),
             "{e}"
         );
         assert!(e.contains("needs 384-dimensional Cosine"), "{e}");
-        let e = check_params(name, (384, Distance::Dot), "m", 384).unwrap_err();
+        let e = check_params(name, (384, Distance::Dot), "m", 384)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("384-dimensional Dot vectors, but the embedder m"),
             "{e}"
@@ -328,7 +352,9 @@ mod tests {
         let named = Config::ParamsMap(VectorParamsMap {
             map: HashMap::from([("text".to_string(), params)]),
         });
-        let e = vector_params(&info(Some(named), HashMap::new())).unwrap_err();
+        let e = vector_params(&info(Some(named), HashMap::new()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("named vectors (text)"), "{e}");
         assert!(vector_params(&GetCollectionInfoResponse::default()).is_err());
     }

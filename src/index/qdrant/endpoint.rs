@@ -34,13 +34,22 @@ impl Endpoint {
     }
 }
 
-pub(super) fn parse_url(url: &str) -> Result<Endpoint, String> {
+/// A Qdrant location that does not parse: what was given (credentials masked) and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "expected a URL like qdrant://HOST:PORT (the gRPC port, {DEFAULT_PORT} if left out; \
+     qdrants:// over TLS), got {shown:?}: {why}"
+)]
+pub struct EndpointError {
+    shown: String,
+    why: String,
+}
+
+pub(super) fn parse_url(url: &str) -> Result<Endpoint, EndpointError> {
     let shown = crate::store::falkordb::mask_credentials(url);
-    let bad = |why: &str| {
-        format!(
-            "expected a URL like qdrant://HOST:PORT (the gRPC port, {DEFAULT_PORT} if left \
-             out; qdrants:// over TLS), got {shown:?}: {why}"
-        )
+    let bad = |why: &str| EndpointError {
+        shown: shown.clone(),
+        why: why.to_string(),
     };
     let (tls, rest) = match url.strip_prefix(TLS_SCHEME) {
         Some(rest) => (true, rest),
@@ -135,12 +144,14 @@ mod tests {
             ("qdrant://[::1", "closing ']'"),
             ("qdrant://[::1]x", "only :PORT"),
         ] {
-            let e = parse_url(url).unwrap_err();
+            let e = parse_url(url).unwrap_err().to_string();
             assert!(e.contains("expected a URL like qdrant://HOST:PORT"), "{e}");
             assert!(e.contains(&format!("{url:?}")), "{e}");
             assert!(e.contains(why), "{url}: {e}");
         }
-        let e = parse_url("qdrant://key:s3cret@host").unwrap_err();
+        let e = parse_url("qdrant://key:s3cret@host")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("s3cret") && e.contains(API_KEY_ENV), "{e}");
     }
 }

@@ -33,11 +33,11 @@ pub use endpoint::API_KEY_ENV;
 
 /// Whether `url` is a Qdrant location this index can use, without connecting; the error says
 /// what was expected.
-pub fn check_url(url: &str) -> Result<(), String> {
+pub fn check_url(url: &str) -> Result<(), EndpointError> {
     parse_url(url).map(drop)
 }
-pub use endpoint::DEFAULT_PORT;
 use endpoint::parse_url;
+pub use endpoint::{DEFAULT_PORT, EndpointError};
 
 /// HNSW graph degree (Qdrant's default) and build beam (twice the default), noted here
 /// because the recall@10 measured in the README rests on them.
@@ -167,9 +167,9 @@ impl QdrantVectors {
         store_id: &str,
         timeouts: Timeouts,
     ) -> Result<Self, IndexError> {
-        let endpoint = parse_url(url).map_err(|message| IndexError::Vectors {
+        let endpoint = parse_url(url).map_err(|e| IndexError::Vectors {
             path: PathBuf::from(crate::store::falkordb::mask_credentials(url)),
-            message,
+            message: e.to_string(),
         })?;
         let collection = collection_name(model, store_id);
         let location = PathBuf::from(format!("{}/{collection}", endpoint.shown()));
@@ -271,7 +271,7 @@ impl QdrantVectors {
                 read => break read?,
             }
         };
-        let params = collection::vector_params(&info).map_err(|m| self.fail(m))?;
+        let params = collection::vector_params(&info).map_err(|e| self.fail(e.to_string()))?;
         let indexed = info
             .result
             .as_ref()
@@ -311,7 +311,7 @@ impl QdrantVectors {
         }
         let (recorded, indexed, params) = self.recorded(Duration::from_secs(2))?;
         collection::check_params(name, params, &self.model, self.dimension)
-            .map_err(|m| self.fail(m))?;
+            .map_err(|e| self.fail(e.to_string()))?;
         if let Some(why) = recorded.refuse(name, &self.model, &self.store_id) {
             return Err(self.fail(why));
         }

@@ -14,6 +14,11 @@ use super::tables::{self, Db, Tables};
 use super::{backend, keys};
 use crate::store::StoreError;
 
+/// A failure reading the earlier (redb) format.
+fn legacy(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Migration(e.to_string())
+}
+
 /// A table of the new layout, picked from [`Tables`].
 type Pick = fn(&Tables) -> Db;
 
@@ -64,84 +69,84 @@ fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, 
     };
     for (name, db) in BYTES_BY_STR {
         let def: TableDefinition<&str, &[u8]> = TableDefinition::new(name);
-        if let Some(table) = optional(read.open_table(def)).map_err(backend)? {
-            for row in table.iter().map_err(backend)? {
-                let (k, v) = row.map_err(backend)?;
+        if let Some(table) = optional(read.open_table(def)).map_err(legacy)? {
+            for row in table.iter().map_err(legacy)? {
+                let (k, v) = row.map_err(legacy)?;
                 put(txn, db(t), k.value().as_bytes(), v.value())?;
             }
         }
     }
     for (name, db) in BYTES_BY_BYTES {
         let def: TableDefinition<&[u8], &[u8]> = TableDefinition::new(name);
-        if let Some(table) = optional(read.open_table(def)).map_err(backend)? {
-            for row in table.iter().map_err(backend)? {
-                let (k, v) = row.map_err(backend)?;
+        if let Some(table) = optional(read.open_table(def)).map_err(legacy)? {
+            for row in table.iter().map_err(legacy)? {
+                let (k, v) = row.map_err(legacy)?;
                 put(txn, db(t), k.value(), v.value())?;
             }
         }
     }
     let entity_facts: MultimapTableDefinition<&[u8], &[u8]> =
         MultimapTableDefinition::new("entity_facts");
-    if let Some(table) = optional(read.open_multimap_table(entity_facts)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, values) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_multimap_table(entity_facts)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, values) = row.map_err(legacy)?;
             for v in values {
-                put(txn, t.entity_facts, k.value(), v.map_err(backend)?.value())?;
+                put(txn, t.entity_facts, k.value(), v.map_err(legacy)?.value())?;
             }
         }
     }
     let superseded_by: MultimapTableDefinition<&str, &[u8]> =
         MultimapTableDefinition::new("superseded_by");
-    if let Some(table) = optional(read.open_multimap_table(superseded_by)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, values) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_multimap_table(superseded_by)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, values) = row.map_err(legacy)?;
             for v in values {
                 put(
                     txn,
                     t.superseded_by,
                     k.value().as_bytes(),
-                    v.map_err(backend)?.value(),
+                    v.map_err(legacy)?.value(),
                 )?;
             }
         }
     }
     let service_code: MultimapTableDefinition<&str, &str> =
         MultimapTableDefinition::new("service_code");
-    if let Some(table) = optional(read.open_multimap_table(service_code)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, values) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_multimap_table(service_code)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, values) = row.map_err(legacy)?;
             for v in values {
                 put(
                     txn,
                     t.service_code,
                     k.value().as_bytes(),
-                    v.map_err(backend)?.value().as_bytes(),
+                    v.map_err(legacy)?.value().as_bytes(),
                 )?;
             }
         }
     }
     let timeline: TableDefinition<(i64, &str), ()> = TableDefinition::new("timeline");
-    if let Some(table) = optional(read.open_table(timeline)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, _) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_table(timeline)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, _) = row.map_err(legacy)?;
             let (ms, fp) = k.value();
             put(txn, t.timeline, &keys::timeline(ms, fp), &[])?;
         }
     }
     let fact_times: TableDefinition<&[u8], (i64, i64, i64, i64)> =
         TableDefinition::new("fact_times");
-    if let Some(table) = optional(read.open_table(fact_times)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_table(fact_times)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, v) = row.map_err(legacy)?;
             let (a, b, c, d) = v.value();
             put(txn, t.fact_times, k.value(), &keys::times([a, b, c, d]))?;
         }
     }
     let episode_times: TableDefinition<&str, (i64, i64, i64)> =
         TableDefinition::new("episode_times");
-    if let Some(table) = optional(read.open_table(episode_times)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_table(episode_times)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, v) = row.map_err(legacy)?;
             let (a, b, c) = v.value();
             put(
                 txn,
@@ -152,9 +157,9 @@ fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, 
         }
     }
     let ingest_log: TableDefinition<u64, &str> = TableDefinition::new("ingest_log");
-    if let Some(table) = optional(read.open_table(ingest_log)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_table(ingest_log)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, v) = row.map_err(legacy)?;
             put(
                 txn,
                 t.ingest_log,
@@ -164,9 +169,9 @@ fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, 
         }
     }
     let counters: TableDefinition<&str, u64> = TableDefinition::new("counters");
-    if let Some(table) = optional(read.open_table(counters)).map_err(backend)? {
-        for row in table.iter().map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
+    if let Some(table) = optional(read.open_table(counters)).map_err(legacy)? {
+        for row in table.iter().map_err(legacy)? {
+            let (k, v) = row.map_err(legacy)?;
             put(
                 txn,
                 t.counters,
@@ -176,8 +181,8 @@ fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, 
         }
     }
     let meta: TableDefinition<&str, &str> = TableDefinition::new("meta");
-    if let Some(table) = optional(read.open_table(meta)).map_err(backend)?
-        && let Some(v) = table.get(tables::KNOWLEDGE_HIGH_WATER).map_err(backend)?
+    if let Some(table) = optional(read.open_table(meta)).map_err(legacy)?
+        && let Some(v) = table.get(tables::KNOWLEDGE_HIGH_WATER).map_err(legacy)?
     {
         tables::meta_put(t, txn, tables::KNOWLEDGE_HIGH_WATER, v.value())?;
     }

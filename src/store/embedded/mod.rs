@@ -217,6 +217,6 @@ fn free_bytes(path: &Path) -> Option<u64> {
     (rc == 0).then(|| (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
 }
 
-pub(crate) fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
+pub(crate) fn backend(e: heed::Error) -> StoreError {
+    StoreError::Local(e)
 }

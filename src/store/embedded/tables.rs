@@ -178,9 +178,9 @@ impl Tables {
             .map_err(backend)?;
         let (plain, dups) = made
             .commit()
-            .ok_or_else(|| StoreError::Backend("creating the tables was aborted".into()))?;
+            .ok_or_else(|| StoreError::Internal("creating the tables was aborted".into()))?;
         Self::assemble(plain.map(Some), dups.map(Some))
-            .ok_or_else(|| StoreError::Backend("a table could not be created".into()))
+            .ok_or_else(|| StoreError::Internal("a table could not be created".into()))
     }
 }
 

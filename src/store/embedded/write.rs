@@ -34,7 +34,9 @@ impl EmbeddedStore {
             let mut first_error: Option<String> = None;
             let fed = items(&mut |chunk| {
                 if let Some(e) = &first_error {
-                    return Err(StoreError::Backend(format!("an earlier chunk failed: {e}")));
+                    return Err(StoreError::Internal(format!(
+                        "an earlier chunk failed: {e}"
+                    )));
                 }
                 let written = (|| -> Result<(), StoreError> {
                     for item in chunk {
@@ -54,7 +56,7 @@ impl EmbeddedStore {
             });
             fed?;
             if let Some(e) = first_error {
-                return Err(StoreError::Backend(e));
+                return Err(StoreError::Internal(e));
             }
             // Supersessions run after every episode so a target anywhere in the batch is found.
             for (i, item) in superseding.iter().enumerate() {
@@ -209,7 +211,8 @@ fn latest_skill(txn: &RwTxn, t: &Tables, name: &str) -> Result<Option<Skill>, St
 }
 
 fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(value).map_err(backend)
+    serde_json::to_vec(value)
+        .map_err(|e| StoreError::Internal(format!("cannot encode a record: {e}")))
 }
 
 fn put_json<T: Serialize>(

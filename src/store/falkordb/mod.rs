@@ -57,8 +57,12 @@ struct IngestCursor {
     fingerprint: String,
 }
 
-fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(e.to_string())
+fn internal(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(e.to_string())
+}
+
+fn internal_poisoned() -> StoreError {
+    internal("the ingest cursor's lock was poisoned by an earlier panic")
 }
 
 impl FalkorStore {
@@ -77,7 +81,7 @@ impl FalkorStore {
             .thread_name("strata-falkordb")
             .enable_all()
             .build()
-            .map_err(backend)?;
+            .map_err(|e| internal(format!("cannot start the FalkorDB client's runtime: {e}")))?;
         if url.tls {
             tls::install_crypto();
         }
@@ -111,6 +115,11 @@ impl FalkorStore {
         })
     }
 
+    /// How errors name the server.
+    fn server(&self) -> String {
+        format!("FalkorDB at {}", self.url.address())
+    }
+
     pub fn url(&self) -> &FalkorUrl {
         &self.url
     }
@@ -122,22 +131,24 @@ impl FalkorStore {
             } else {
                 "the server refused the user and password"
             };
-            StoreError::Backend(format!(
-                "FalkorDB at {}: authentication failed ({why}): give them in the store URL \
-                 (falkordb://USER:PASSWORD@HOST:PORT/GRAPH) or the password in {PASSWORD_ENV}",
-                self.url.address(),
-            ))
+            StoreError::Authentication {
+                server: self.server(),
+                why,
+            }
         } else if e.is_io_error()
             || e.is_timeout()
             || e.is_connection_dropped()
             || e.is_connection_refusal()
         {
-            StoreError::Backend(format!(
-                "FalkorDB at {} is unreachable: {e}",
-                self.url.address()
-            ))
+            StoreError::Unreachable {
+                server: self.server(),
+                source: e.clone(),
+            }
         } else {
-            StoreError::Backend(format!("FalkorDB at {}: {e}", self.url.address()))
+            StoreError::Server {
+                server: self.server(),
+                source: e.clone(),
+            }
         }
     }
 
@@ -163,7 +174,7 @@ impl FalkorStore {
         match rx.recv() {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(e)) => Err(self.unreachable(&e)),
-            Err(_) => Err(backend("the FalkorDB connection task stopped")),
+            Err(_) => Err(internal("the FalkorDB connection task stopped")),
         }
     }
 
@@ -223,12 +234,15 @@ impl FalkorStore {
     }
 
     fn rows(&self, template: &'static str, reply: redis::Value) -> Result<Rows, StoreError> {
-        Rows::from_reply(reply).map_err(|e| {
-            StoreError::Backend(format!(
-                "FalkorDB at {}: {e} (query: {})",
-                self.url.address(),
-                template.split_whitespace().collect::<Vec<_>>().join(" ")
-            ))
+        Rows::from_reply(reply).map_err(|e| match e {
+            StoreError::Malformed { message, .. } => StoreError::Malformed {
+                server: self.server(),
+                message: format!(
+                    "{message} (query: {})",
+                    template.split_whitespace().collect::<Vec<_>>().join(" ")
+                ),
+            },
+            other => other,
         })
     }
 

@@ -3,7 +3,7 @@ use std::collections::HashMap;
 
 use super::cypher;
 use super::rows::Row;
-use super::{FalkorStore, IngestCursor, Param, backend};
+use super::{FalkorStore, IngestCursor, Param};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{
     AsOf, EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
@@ -37,7 +37,7 @@ pub(super) fn relation(name: &str) -> Result<Relation, StoreError> {
     match name {
         "MENTIONS" => Ok(Relation::Mentions),
         "RESOLVED_BY" => Ok(Relation::ResolvedBy),
-        other => Err(StoreError::Backend(format!(
+        other => Err(super::rows::malformed(format!(
             "unexpected relationship type {other:?}"
         ))),
     }
@@ -282,7 +282,11 @@ impl MemoryStore for FalkorStore {
         limit: usize,
     ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
         let limit_param = count(limit);
-        let cursor = self.ingest_cursor.lock().map_err(backend)?.clone();
+        let cursor = self
+            .ingest_cursor
+            .lock()
+            .map_err(|_| super::internal_poisoned())?
+            .clone();
         let rows = match cursor {
             Some(c) if c.ordinal == after && after > 0 && c.seq > 0 => self.query(
                 cypher::EPISODES_AFTER_KEY,
@@ -303,7 +307,10 @@ impl MemoryStore for FalkorStore {
         };
         let page: Vec<(i64, MemoryEpisode)> = rows.decode(|r| Ok((r.int(9)?, episode(r)?)))?;
         if let Some((seq, last)) = page.last() {
-            *self.ingest_cursor.lock().map_err(backend)? = Some(IngestCursor {
+            *self
+                .ingest_cursor
+                .lock()
+                .map_err(|_| super::internal_poisoned())? = Some(IngestCursor {
                 ordinal: after + page.len() as u64,
                 seq: *seq,
                 ingested_at: last.ingested_at.millis(),

@@ -14,15 +14,23 @@ pub struct Row<'a> {
 }
 
 fn bad(message: String) -> StoreError {
-    StoreError::Backend(format!("unexpected FalkorDB reply: {message}"))
+    malformed(message)
+}
+
+/// A reply this Strata cannot read; the caller knows which server sent it.
+pub(super) fn malformed(message: String) -> StoreError {
+    StoreError::Malformed {
+        server: "FalkorDB".into(),
+        message,
+    }
 }
 
 impl Rows {
-    pub fn from_reply(reply: Value) -> Result<Rows, String> {
+    pub fn from_reply(reply: Value) -> Result<Rows, StoreError> {
         let parts = match reply {
             Value::Array(parts) => parts,
-            Value::ServerError(e) => return Err(format!("{e:?}")),
-            other => return Err(format!("expected a result set, got {other:?}")),
+            Value::ServerError(e) => return Err(bad(format!("{e:?}"))),
+            other => return Err(bad(format!("expected a result set, got {other:?}"))),
         };
         // [statistics] for queries that return nothing, else [header, rows, statistics].
         if parts.len() < 3 {
@@ -35,10 +43,10 @@ impl Rows {
                 .into_iter()
                 .map(|r| match r {
                     Value::Array(cells) => Ok(cells),
-                    other => Err(format!("expected a row, got {other:?}")),
+                    other => Err(bad(format!("expected a row, got {other:?}"))),
                 })
                 .collect::<Result<Vec<_>, _>>()?,
-            other => return Err(format!("expected rows, got {other:?}")),
+            other => return Err(bad(format!("expected rows, got {other:?}"))),
         };
         Ok(Rows { rows })
     }

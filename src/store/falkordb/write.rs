@@ -66,7 +66,9 @@ impl Plan {
     }
 
     fn skill(&mut self, skill: &Skill) -> Result<(), StoreError> {
-        let body = serde_json::to_string(skill).map_err(|e| StoreError::Backend(e.to_string()))?;
+        let body = serde_json::to_string(skill).map_err(|e| {
+            StoreError::Internal(format!("cannot encode skill {}: {e}", skill.name))
+        })?;
         self.skills.push(Param::Map(vec![
             ("name", Param::from(skill.name.as_str())),
             ("version", Param::Int(i64::from(skill.version))),
