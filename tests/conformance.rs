@@ -82,6 +82,17 @@ fn transcript(store: &dyn MemoryStore) -> String {
         )
         .unwrap();
     }
+    // The timeline's batch read of supersession marks agrees with the edges one by one.
+    let fps: Vec<String> = all.iter().map(|e| e.incident_fingerprint.clone()).collect();
+    let marks = store.supersession_marks(&fps).unwrap();
+    for (fp, mark) in fps.iter().zip(&marks) {
+        let one_by_one = (
+            !store.supersedes(fp).unwrap().is_empty(),
+            !store.superseded_by(fp).unwrap().is_empty(),
+        );
+        assert_eq!(*mark, one_by_one, "{fp}");
+    }
+    writeln!(out, "marks {marks:?}").unwrap();
     for entity in store.entities().unwrap() {
         writeln!(out, "entity {entity}").unwrap();
         for f in store.entity_facts(&entity).unwrap() {
@@ -308,7 +319,16 @@ fn timeline_paging_and_entity_filter() {
         let mut out = String::new();
         for entity in [None, Some(EntityKey::new("host", "db-1").unwrap())] {
             for known_at in [None, Some(ts("2026-02-15T00:00:00Z"))] {
-                for (offset, limit) in [(0, 5), (5, 5), (20, 10), (0, 100)] {
+                // Deep pages are read from the oldest end: the same rows in the same order.
+                for (offset, limit) in [
+                    (0, 5),
+                    (5, 5),
+                    (20, 10),
+                    (0, 100),
+                    (18, 3),
+                    (23, 1),
+                    (24, 5),
+                ] {
                     let page: Vec<String> = store
                         .timeline(&TimelineQuery {
                             entity: entity.clone(),
@@ -390,6 +410,7 @@ fn hash_recall(
             index_dir: dir.join("index"),
             sync: true,
             vectors: Default::default(),
+            runtime: None,
         },
         &mut |_, _| {},
     );

@@ -127,6 +127,7 @@ fn a_graph_written_by_another_program_reads_as_is() {
             index_dir: dir.path().into(),
             sync: true,
             vectors: VectorLocation::Local,
+            runtime: None,
         },
         &mut |_, _| {},
     );
@@ -159,6 +160,7 @@ fn the_graphs_vector_index_serves_the_semantic_leg() {
                 index_dir: dir.path().join(sub),
                 sync: true,
                 vectors: location,
+                runtime: None,
             },
             &mut |_, _| {},
         )
@@ -199,7 +201,7 @@ fn the_graphs_vector_index_serves_the_semantic_leg() {
             assert!(e.ingested_at <= ts(at), "as-of filter");
         }
     }
-    match VectorLocation::FalkorDb(url).open(dir.path(), "other-model", 8, None) {
+    match VectorLocation::FalkorDb(url).open(dir.path(), "other-model", 8, None, None) {
         Err(e) => assert!(e.to_string().contains("hash-v1"), "{e}"),
         Ok(_) => panic!("opened an index of another model"),
     }
@@ -224,6 +226,7 @@ fn a_killed_server_fails_open_and_reconnects_when_it_returns() {
             index_dir: dir.path().into(),
             sync: true,
             vectors: VectorLocation::Local,
+            runtime: None,
         },
         &mut |_, _| {},
     );
@@ -365,6 +368,7 @@ fn indexes_catch_up_when_an_episode_lands_behind_the_watermark() {
                 index_dir: dir.path().into(),
                 sync: true,
                 vectors: VectorLocation::Local,
+                runtime: None,
             },
             &mut |_, _| {},
         )

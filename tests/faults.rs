@@ -181,6 +181,7 @@ fn falkordb_paused_in_the_middle_of_a_recall() {
             index_dir: dir.path().into(),
             sync: true,
             vectors: VectorLocation::Local,
+            runtime: None,
         },
         &mut |_, _| {},
     );

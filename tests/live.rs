@@ -248,11 +248,19 @@ fn the_graph_leg_follows_another_processs_writes_exactly_as_a_fresh_one_reads_th
         entities: Vec::new(),
         as_of: AsOf::now(ts(NOW)),
         limit: 10,
+        deadline: None,
     };
     let live = GraphLeg::new(store.clone());
     let before = live.search(&query).unwrap();
     assert_eq!(before.fingerprints, ["INC-A", "INC-B"], "{before:?}");
     assert_eq!(before.note.as_deref(), Some("seeds: service|alpha-svc"));
+    // Past the engine's deadline the leg stops instead of walking on unheard.
+    let late = LegQuery {
+        deadline: Some(std::time::Instant::now()),
+        ..query.clone()
+    };
+    let stopped = live.search(&late).unwrap_err();
+    assert!(stopped.to_string().contains("deadline"), "{stopped}");
 
     let mut superseding = graph_record("INC-D", 3, &["delta-svc"]);
     superseding["supersedes"] = json!([{"incident_fingerprint": "INC-A", "entity_type": "service", "entity_ref": "alpha-svc"}]);

@@ -62,6 +62,7 @@ fn stack(store: Arc<dyn MemoryStore>, index_dir: &std::path::Path, url: &str) ->
             index_dir: index_dir.into(),
             sync: true,
             vectors: VectorLocation::Qdrant(url.into()),
+            runtime: None,
         },
         &mut |_, _| {},
     )
@@ -133,7 +134,7 @@ fn the_collection_is_made_on_first_use_and_refuses_another_shape() {
     assert_eq!(meta["watermark"].as_integer(), Some(watermark as i64));
     assert!(watermark > 0);
 
-    let e = QdrantVectors::open(&url, "hash-v1", 8, &id)
+    let e = QdrantVectors::open(&url, "hash-v1", 8, &id, None)
         .err()
         .unwrap()
         .to_string();
@@ -147,7 +148,7 @@ fn the_collection_is_made_on_first_use_and_refuses_another_shape() {
         384,
         qdrant_client::qdrant::Distance::Dot,
     );
-    let e = QdrantVectors::open(&url, "hash-v1", 384, &foreign)
+    let e = QdrantVectors::open(&url, "hash-v1", 384, &foreign, None)
         .err()
         .unwrap()
         .to_string();
@@ -172,7 +173,7 @@ fn creating_one_collection_at_once_with_two_embedders_leaves_one_and_a_refusal()
                 let (url, id, barrier) = (url.clone(), id.clone(), barrier.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
-                    QdrantVectors::open(&url, "hash-v1", dimension, &id)
+                    QdrantVectors::open(&url, "hash-v1", dimension, &id, None)
                         .map(|v| v.dimension())
                         .map_err(|e| e.to_string())
                 })

@@ -132,6 +132,7 @@ fn stack(
             index_dir: dir.join("index"),
             sync: true,
             vectors: Default::default(),
+            runtime: None,
         },
         &mut |_, _| {},
     )
@@ -529,6 +530,7 @@ fn while_the_memory_is_embedded_bm25_and_graph_answer() {
             index_dir: dir.path().join("index"),
             sync: false,
             vectors: Default::default(),
+            runtime: None,
         },
         &mut |_, _| {},
     );

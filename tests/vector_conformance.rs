@@ -50,6 +50,7 @@ fn subjects(
                 index_dir: dir.path().join(sub),
                 sync: true,
                 vectors,
+                runtime: None,
             },
             &mut |_, _| {},
         );

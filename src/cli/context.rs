@@ -163,6 +163,7 @@ impl Context {
                 index_dir: self.index_dir(),
                 sync: true,
                 vectors: self.vectors.clone(),
+                runtime: None,
             },
             &mut progress,
         );

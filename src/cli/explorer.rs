@@ -44,7 +44,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
     let seed_demo = launch.seed_demo;
     let open_store: StoreOpener = Box::new(move || {
         let store = location
-            .open_lazily()
+            .open_lazily_on(tokio::runtime::Handle::try_current().ok())
             .map_err(|e| Box::new(e) as OpenError)?;
         let mut notices = Vec::new();
         if store.read_only() {
@@ -92,6 +92,8 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
                 index_dir,
                 sync: !warm_in_background,
                 vectors,
+                // The worker's own runtime: openers run on its blocking threads.
+                runtime: tokio::runtime::Handle::try_current().ok(),
             },
             progress,
         );

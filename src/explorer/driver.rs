@@ -119,7 +119,7 @@ impl Explorer {
 
     fn on_reply(&mut self, Envelope { id, stale, reply }: Envelope) {
         self.app.set_pending(self.worker.pending());
-        if !matches!(reply, super::worker::Reply::Progress { .. }) {
+        if !matches!(reply, super::worker::Reply::Progress(_)) {
             self.record(json!({"event": "reply", "kind": reply.name(), "id": id, "stale": stale}));
         }
         if stale {

@@ -83,6 +83,7 @@ impl VectorLocation {
         model: &str,
         dimension: usize,
         store_id: Option<&str>,
+        runtime: Option<tokio::runtime::Handle>,
     ) -> Result<Arc<dyn VectorStore>, IndexError> {
         Ok(match self {
             VectorLocation::Local => {
@@ -94,9 +95,13 @@ impl VectorLocation {
                     message: "the store cannot say which it is, so its collection is unknown"
                         .into(),
                 })?;
-                Arc::new(QdrantVectors::open(url, model, dimension, store_id)?)
+                Arc::new(QdrantVectors::open(
+                    url, model, dimension, store_id, runtime,
+                )?)
             }
-            VectorLocation::FalkorDb(url) => Arc::new(FalkorVectors::open(url, model, dimension)?),
+            VectorLocation::FalkorDb(url) => {
+                Arc::new(FalkorVectors::open(url, model, dimension, runtime)?)
+            }
         })
     }
 }

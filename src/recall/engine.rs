@@ -78,6 +78,7 @@ impl RecallEngine {
             entities: request.entities.clone(),
             as_of: request.as_of,
             limit: self.leg_limit,
+            deadline: Some(started + self.timeout),
         };
         let mut reports = LegReports {
             semantic: LegReport::disabled(),

@@ -150,6 +150,21 @@ pub struct LegQuery {
     pub entities: Vec<EntityKey>,
     pub as_of: AsOf,
     pub limit: usize,
+    /// When the engine stops waiting: a leg still working then stops at its next check
+    /// instead of running on unheard. `None`: no deadline.
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl LegQuery {
+    /// An error once the deadline has passed, for a leg to return at a check point.
+    pub fn check_deadline(&self) -> Result<(), LegError> {
+        match self.deadline {
+            Some(d) if std::time::Instant::now() >= d => Err(LegError(
+                "stopped at the deadline: the engine no longer waits for it".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// A leg's ranked fingerprints, best first.

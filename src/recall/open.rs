@@ -19,6 +19,8 @@ pub struct StackOptions {
     pub sync: bool,
     /// Where the semantic leg's vectors live.
     pub vectors: VectorLocation,
+    /// The runtime a vector server's client runs on; `None`: one of its own.
+    pub runtime: Option<tokio::runtime::Handle>,
 }
 
 /// The recall engine with its indexes, opened over a store. Any part that cannot open
@@ -76,6 +78,7 @@ impl RecallStack {
                 e.model(),
                 e.dimension(),
                 store_id.as_deref(),
+                options.runtime.clone(),
             ) {
                 Ok(v) => {
                     if let Some(why) = v.rebuilt() {

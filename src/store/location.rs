@@ -37,9 +37,18 @@ impl StoreLocation {
     /// Opens the store without waiting for a server: calls fail until it answers, then
     /// reconnect. For the explorer, which must open whatever the server's state.
     pub fn open_lazily(&self) -> Result<Arc<dyn MemoryStore>, StoreError> {
+        self.open_lazily_on(None)
+    }
+
+    /// [`StoreLocation::open_lazily`], a server's client driven by `runtime` when one is
+    /// given (the explorer's, so that one runtime serves every client).
+    pub fn open_lazily_on(
+        &self,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> Result<Arc<dyn MemoryStore>, StoreError> {
         Ok(match self {
             StoreLocation::Embedded(dir) => Arc::new(EmbeddedStore::open(dir)?),
-            StoreLocation::FalkorDb(url) => Arc::new(FalkorStore::connect_lazily(url)?),
+            StoreLocation::FalkorDb(url) => Arc::new(FalkorStore::connect_lazily_on(url, runtime)?),
         })
     }
 

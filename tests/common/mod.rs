@@ -116,6 +116,7 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
                 index_dir,
                 sync: true,
                 vectors: Default::default(),
+                runtime: None,
             },
             progress,
         );

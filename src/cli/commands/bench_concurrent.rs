@@ -87,6 +87,7 @@ pub fn run(
                 index_dir: data.join("index"),
                 sync: true,
                 vectors: Default::default(),
+                runtime: None,
             },
             &mut progress,
         );

@@ -99,6 +99,7 @@ fn bench(
                 index_dir,
                 sync: false,
                 vectors: Default::default(),
+                runtime: None,
             },
             progress,
         )

@@ -107,6 +107,7 @@ fn bench(
                 index_dir,
                 sync: true,
                 vectors: Default::default(),
+                runtime: None,
             },
             progress,
         )

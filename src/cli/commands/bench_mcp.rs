@@ -53,6 +53,7 @@ pub fn run(ctx: &Context, episodes: usize, queries: usize, dir: Option<&Path>) -
             index_dir: tmp.path().join("index"),
             sync: true,
             vectors: Default::default(),
+            runtime: None,
         },
         &mut progress,
     );

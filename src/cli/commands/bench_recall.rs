@@ -120,6 +120,7 @@ pub fn run(
                 index_dir: tmp.path().join("index"),
                 sync: true,
                 vectors: Default::default(),
+                runtime: None,
             },
             &mut progress,
         );

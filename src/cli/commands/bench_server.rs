@@ -353,6 +353,7 @@ fn recall_pass(
             index_dir: index_dir.to_path_buf(),
             sync: true,
             vectors,
+            runtime: None,
         },
         &mut progress,
     );

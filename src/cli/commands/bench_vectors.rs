@@ -161,7 +161,7 @@ pub fn compare_qdrant(
 ) -> Result<ServerVectors> {
     let id = store_identity(store).map_err(|e| eyre!("{e}"))?;
     let t0 = Instant::now();
-    let qdrant = QdrantVectors::open(url, embedder.model(), embedder.dimension(), &id)
+    let qdrant = QdrantVectors::open(url, embedder.model(), embedder.dimension(), &id, None)
         .map_err(|e| eyre!("{e}"))?;
     let mut progress = crate::cli::context::progress_printer("  qdrant");
     sync_vectors(store, &qdrant, embedder, &mut progress).map_err(|e| eyre!("{e}"))?;

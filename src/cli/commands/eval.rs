@@ -139,6 +139,7 @@ fn open_stack(
             index_dir: index_dir.to_path_buf(),
             sync: true,
             vectors: Default::default(),
+            runtime: None,
         },
         &mut progress,
     );

@@ -97,33 +97,31 @@ impl App {
                 self.run_recall();
             }
             Action::FilterText(text) => {
-                self.panes.timeline.filter.text = Some(text).filter(|t| !t.trim().is_empty());
-                self.refilter();
+                self.panes.timeline.filter_text(text);
+                self.refilter(true);
             }
             Action::FilterEntity(key) => {
-                self.panes.timeline.filter.entity = Some(key);
-                self.refilter();
+                self.panes.timeline.filter_entity(key);
+                self.refilter(true);
             }
             Action::FilterClass(class) => match EntityKey::new("fault_class", &class) {
                 Ok(key) => {
-                    self.panes.timeline.filter.entity = Some(key);
-                    self.refilter();
+                    self.panes.timeline.filter_entity(key);
+                    self.refilter(true);
                 }
                 Err(e) => self.shared.message = Some(format!("filter.class: {e}")),
             },
-            Action::FilterSelected => match self.panes.entity.key() {
+            Action::FilterSelected => match self.panes.entity.key().cloned() {
                 Some(key) => {
-                    self.panes.timeline.filter.entity = Some(key.clone());
+                    self.panes.timeline.filter_entity(key);
                     self.shared.focus = Pane::Timeline;
-                    self.refilter();
+                    self.refilter(true);
                 }
                 None => self.shared.message = Some("no entity in view: open a fact first".into()),
             },
             Action::FilterClear => {
-                if !self.panes.timeline.filter.is_empty() {
-                    self.panes.timeline.filter = Default::default();
-                    self.refilter();
-                }
+                let cleared = self.panes.timeline.clear_filter();
+                self.refilter(cleared);
             }
             Action::Select(fp) => {
                 self.select(&fp, true);
@@ -230,15 +228,17 @@ impl App {
             self.select(&fp, false);
         } else if self.shared.focus != Pane::Timeline {
             self.shared.focus = Pane::Timeline;
-        } else if !self.panes.timeline.filter.is_empty() {
-            self.panes.timeline.filter = Default::default();
-            self.refilter();
+        } else {
+            let changed = self.panes.timeline.clear_filter();
+            self.refilter(changed);
         }
     }
 
-    fn refilter(&mut self) {
-        self.panes.timeline.clear(true);
-        self.reload_timeline(0, true);
+    /// The timeline's filter changed: its first page, under the new filter.
+    fn refilter(&mut self, changed: bool) {
+        if changed {
+            self.reload_timeline(0, true);
+        }
     }
 
     fn step(&mut self, step: Step) {

@@ -67,7 +67,7 @@ pub struct StoreState {
     pub summary: Option<StoreSummary>,
     /// The embedder's label once recall has opened.
     pub embedder: Option<String>,
-    pub progress: Option<(&'static str, u64, u64)>,
+    pub progress: Option<super::worker::Progress>,
     pub notices: Vec<String>,
     pub banner: Option<String>,
     /// Requests sent and not yet answered.

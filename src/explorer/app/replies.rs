@@ -22,8 +22,8 @@ impl App {
                 store.banner = Some(format!("store unavailable: {why}"));
                 store.health = health;
             }
-            Reply::Progress { label, done, total } => {
-                self.shared.store.progress = (done < total).then_some((label, done, total));
+            Reply::Progress(p) => {
+                self.shared.store.progress = (p.done < p.total).then_some(p);
             }
             Reply::RecallReady { embedder, notices } => {
                 let store = &mut self.shared.store;

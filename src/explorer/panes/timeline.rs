@@ -12,7 +12,7 @@ use crate::explorer::cursor::Cursor;
 use crate::explorer::pane::Pane;
 use crate::explorer::ui::{clip, inner, pane_block};
 use crate::explorer::worker::{Request, View};
-use crate::model::Timestamp;
+use crate::model::{EntityKey, Timestamp};
 use crate::query::views::{TimelineFilter, TimelineRow, TimelineRows};
 
 /// Rows read per page.
@@ -80,6 +80,28 @@ impl TimelinePane {
             offset,
             limit: TIMELINE_PAGE,
         })
+    }
+
+    /// Filters by text (blank: no text filter); the rows start over from the top.
+    pub fn filter_text(&mut self, text: String) {
+        self.filter.text = Some(text).filter(|t| !t.trim().is_empty());
+        self.clear(true);
+    }
+
+    /// Filters by an entity; the rows start over from the top.
+    pub fn filter_entity(&mut self, entity: EntityKey) {
+        self.filter.entity = Some(entity);
+        self.clear(true);
+    }
+
+    /// Drops every filter; returns whether there was one.
+    pub fn clear_filter(&mut self) -> bool {
+        if self.filter.is_empty() {
+            return false;
+        }
+        self.filter = TimelineFilter::default();
+        self.clear(true);
+        true
     }
 
     /// Forgets the rows (a new filter or knowledge time); `to_top` also moves the cursor

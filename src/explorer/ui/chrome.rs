@@ -164,8 +164,16 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
     }
     spans.push(Span::styled(" │ ", t.muted()));
     match (&store.embedder, store.progress) {
-        (_, Some((label, done, total))) => {
-            spans.push(Span::styled(format!("{label} {done}/{total}"), t.warn()))
+        (_, Some(p)) => {
+            let left = match p.eta_secs {
+                Some(s) if s >= 60 => format!(" · ~{} min left", s.div_ceil(60)),
+                Some(s) => format!(" · ~{s} s left"),
+                None => String::new(),
+            };
+            spans.push(Span::styled(
+                format!("{} {}/{}{left}", p.label, p.done, p.total),
+                t.warn(),
+            ))
         }
         (Some(e), None) => spans.push(Span::raw(e.clone())),
         (None, None) => spans.push(Span::styled("recall opening", t.warn())),

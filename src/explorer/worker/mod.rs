@@ -14,7 +14,9 @@ use std::time::Duration;
 use tokio::sync::{mpsc as tmpsc, watch};
 
 pub use generations::Generations;
-pub use protocol::{CallError, CallResult, Envelope, OpenError, Reply, Request, RequestKind, View};
+pub use protocol::{
+    CallError, CallResult, Envelope, OpenError, Progress, Reply, Request, RequestKind, View,
+};
 
 use super::live::{CatchUp, Follower, LiveRecall};
 use crate::query::lineage;
@@ -377,9 +379,24 @@ impl Call {
     }
 }
 
-/// Progress of a long step (`label`: indexing, embedding) as replies.
+/// Progress of a long step (`label`: indexing, embedding) as replies, with the time left
+/// at the pace so far (after a second of it).
 fn progress_replies(out: Outbox, label: &'static str) -> impl FnMut(u64, u64) + Send + 'static {
-    move |done, total| out.send(0, Reply::Progress { label, done, total })
+    let started = std::time::Instant::now();
+    move |done, total| {
+        let elapsed = started.elapsed();
+        let eta_secs = (done > 0 && done < total && elapsed >= Duration::from_secs(1))
+            .then(|| (elapsed.as_secs_f64() * (total - done) as f64 / done as f64).ceil() as u64);
+        out.send(
+            0,
+            Reply::Progress(Progress {
+                label,
+                done,
+                total,
+                eta_secs,
+            }),
+        )
+    }
 }
 
 /// Where a catch-up reports: indexing progress, and what it did when it did anything.

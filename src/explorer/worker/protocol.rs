@@ -139,11 +139,7 @@ pub enum Reply {
         notices: Vec<String>,
     },
     OpenFailed(OpenError),
-    Progress {
-        label: &'static str,
-        done: u64,
-        total: u64,
-    },
+    Progress(Progress),
     RecallReady {
         embedder: String,
         notices: Vec<String>,
@@ -175,7 +171,7 @@ impl Reply {
             Reply::Changes(_) => RequestKind::Changes,
             Reply::Opened { .. }
             | Reply::OpenFailed(_)
-            | Reply::Progress { .. }
+            | Reply::Progress(_)
             | Reply::RecallReady { .. }
             | Reply::Changed(_)
             | Reply::Indexed(_) => return None,
@@ -187,7 +183,7 @@ impl Reply {
         match self {
             Reply::Opened { .. } => "opened",
             Reply::OpenFailed(_) => "open_failed",
-            Reply::Progress { .. } => "progress",
+            Reply::Progress(_) => "progress",
             Reply::RecallReady { .. } => "recall_ready",
             Reply::Changed(_) => "changed",
             Reply::Indexed(_) => "indexed",
@@ -210,6 +206,17 @@ impl Reply {
             Request::Changes => Reply::Changes(Err(error)),
         }
     }
+}
+
+/// How far a long step (indexing, embedding) has come, and how long the rest should take at
+/// the pace so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    pub label: &'static str,
+    pub done: u64,
+    pub total: u64,
+    /// Seconds left at the pace so far, once there is a pace to go by.
+    pub eta_secs: Option<u64>,
 }
 
 /// A reply, with the id of the request it answers (0 for news) and whether a newer

@@ -36,6 +36,7 @@ pub use endpoint::API_KEY_ENV;
 pub fn check_url(url: &str) -> Result<(), EndpointError> {
     parse_url(url).map(drop)
 }
+use crate::client_runtime::ClientRuntime;
 use endpoint::parse_url;
 pub use endpoint::{DEFAULT_PORT, EndpointError};
 
@@ -102,24 +103,6 @@ fn sort_hits(hits: &mut [Scored]) {
     });
 }
 
-/// The client's runtime, shut down without waiting when dropped, so that dropping the index
-/// inside another runtime's task is fine.
-struct ClientRuntime(Option<tokio::runtime::Runtime>);
-
-impl ClientRuntime {
-    fn block_on<F: Future>(&self, f: F) -> Option<F::Output> {
-        self.0.as_ref().map(|r| r.block_on(f))
-    }
-}
-
-impl Drop for ClientRuntime {
-    fn drop(&mut self) {
-        if let Some(r) = self.0.take() {
-            r.shutdown_background();
-        }
-    }
-}
-
 /// Counts a search in flight for as long as it lives.
 struct InFlight<'a>(&'a AtomicUsize);
 
@@ -156,8 +139,16 @@ impl QdrantVectors {
         model: &str,
         dimension: usize,
         store_id: &str,
+        runtime: Option<tokio::runtime::Handle>,
     ) -> Result<Self, IndexError> {
-        Self::open_with(url, model, dimension, store_id, Timeouts::default())
+        Self::open_with(
+            url,
+            model,
+            dimension,
+            store_id,
+            Timeouts::default(),
+            runtime,
+        )
     }
 
     fn open_with(
@@ -166,6 +157,7 @@ impl QdrantVectors {
         dimension: usize,
         store_id: &str,
         timeouts: Timeouts,
+        runtime: Option<tokio::runtime::Handle>,
     ) -> Result<Self, IndexError> {
         let endpoint = parse_url(url).map_err(|e| IndexError::Vectors {
             path: PathBuf::from(crate::store::falkordb::mask_credentials(url)),
@@ -177,12 +169,9 @@ impl QdrantVectors {
             path: location.clone(),
             message,
         };
-        // One worker of its own, so the client's connections make progress between calls.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("qdrant-client")
-            .enable_all()
-            .build()
+        // The runtime given, or one worker of its own, so the client's connections make
+        // progress between calls.
+        let runtime = ClientRuntime::start("qdrant-client", runtime)
             .map_err(|e| fail(format!("cannot start the client runtime: {e}")))?;
         let api_key = std::env::var(API_KEY_ENV).ok().filter(|k| !k.is_empty());
         if api_key.is_some() && !endpoint.tls {
@@ -200,7 +189,7 @@ impl QdrantVectors {
             .map_err(|e| fail(describe(&e)))?;
         let mut index = QdrantVectors {
             client,
-            runtime: ClientRuntime(Some(runtime)),
+            runtime,
             timeouts,
             location,
             collection,
@@ -236,10 +225,9 @@ impl QdrantVectors {
             .runtime
             .block_on(async { tokio::time::timeout(deadline, call).await })
         {
-            None => Err(self.fail(format!("{what}: the client has shut down"))),
-            Some(Ok(Ok(value))) => Ok(value),
-            Some(Ok(Err(e))) => Err(self.fail(format!("{what}: {}", describe(&e)))),
-            Some(Err(_)) => Err(self.fail(format!(
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => Err(self.fail(format!("{what}: {}", describe(&e)))),
+            Err(_) => Err(self.fail(format!(
                 "{what}: no answer within {} s",
                 deadline.as_secs_f32()
             ))),
@@ -521,7 +509,7 @@ mod tests {
 
     #[test]
     fn open_refuses_a_bad_url_before_connecting() {
-        let e = QdrantVectors::open("qdrant//localhost", "m", 4, "s")
+        let e = QdrantVectors::open("qdrant//localhost", "m", 4, "s", None)
             .err()
             .unwrap();
         assert!(e.to_string().contains("qdrant://HOST:PORT"), "{e}");
@@ -550,7 +538,7 @@ mod tests {
     #[test]
     fn open_fails_fast_on_a_closed_port() {
         let t0 = Instant::now();
-        let e = QdrantVectors::open("qdrant://127.0.0.1:1", "m", 4, "s")
+        let e = QdrantVectors::open("qdrant://127.0.0.1:1", "m", 4, "s", None)
             .err()
             .unwrap();
         assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
@@ -568,7 +556,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("qdrant://{}", listener.local_addr().unwrap());
         let t0 = Instant::now();
-        let e = QdrantVectors::open_with(&url, "m", 4, "s", quick())
+        let e = QdrantVectors::open_with(&url, "m", 4, "s", quick(), None)
             .err()
             .unwrap();
         assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());

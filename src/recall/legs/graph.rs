@@ -407,6 +407,7 @@ impl RecallLeg for GraphLeg {
             });
         }
         let seeds = followed;
+        q.check_deadline()?;
         if let Some(hits) = self
             .store
             .walk(&seeds, &common, &q.as_of, HUB_FACTS, q.limit)
@@ -455,6 +456,7 @@ impl RecallLeg for GraphLeg {
         // seed, followed or not.
         let not_bridges: Vec<EntityKey> = seeds.iter().chain(&common).cloned().collect();
         for fp in hop1.keys() {
+            q.check_deadline()?;
             for (entity, other, concluded_at) in self.bridges(fp, &not_bridges, &q.as_of)? {
                 let c = found.entry(other).or_insert_with(|| Candidate::new(2));
                 if c.hop == 2 {
@@ -467,7 +469,10 @@ impl RecallLeg for GraphLeg {
         for (fp, c) in found {
             let concluded_at = match c.concluded_at {
                 Some(t) => t,
-                None => match self.store.episode(&fp).map_err(LegError::from_display)? {
+                None => match q
+                    .check_deadline()
+                    .and_then(|()| self.store.episode(&fp).map_err(LegError::from_display))?
+                {
                     Some(e) if q.as_of.knows(e.ingested_at) && e.t_valid <= q.as_of.valid_at => {
                         e.concluded_at
                     }

@@ -43,6 +43,7 @@ impl RecallLeg for SemanticLeg {
             .embed(&q.text)
             .map_err(LegError::from_display)?;
         let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        q.check_deadline()?;
         let hits = self
             .index
             .search(&vector, &q.as_of, q.limit)

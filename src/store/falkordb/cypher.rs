@@ -125,6 +125,13 @@ pub const TIMELINE: &str = concat!(
     " ORDER BY e.concluded_at DESC, e.incident_fingerprint DESC SKIP $offset LIMIT $limit"
 );
 
+/// The timeline from its oldest end, for a page nearer that end than the newest.
+pub const TIMELINE_OLDEST_FIRST: &str = concat!(
+    "MATCH (e:MemoryEpisode) RETURN ",
+    episode_columns!("e"),
+    " ORDER BY e.concluded_at ASC, e.incident_fingerprint ASC SKIP $offset LIMIT $limit"
+);
+
 pub const TIMELINE_OF_ENTITY: &str = concat!(
     "MATCH (n:MemoryEntity {entity_type: $t, entity_ref: $r})<-[:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
      WHERE e.ingested_at <= $K WITH DISTINCT e RETURN ",

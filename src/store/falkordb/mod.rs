@@ -19,7 +19,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use tokio::runtime::Handle;
 
+use crate::client_runtime::ClientRuntime;
 use crate::store::StoreError;
 pub use params::Param;
 use rows::Rows;
@@ -38,8 +40,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub struct FalkorStore {
     url: FalkorUrl,
-    runtime: tokio::runtime::Runtime,
+    // Dropped before the runtime its connection runs on.
     connection: ConnectionManager,
+    runtime: ClientRuntime,
     /// Indexes are created once per process, on the first call that reaches the server.
     schema_ready: AtomicBool,
     /// Where the last `episodes_since` page ended, so the next page continues by key instead
@@ -68,7 +71,12 @@ fn internal_poisoned() -> StoreError {
 impl FalkorStore {
     /// Connects now; a server that is down is an error naming the address.
     pub fn connect(url: &FalkorUrl) -> Result<Self, StoreError> {
-        let store = Self::connect_lazily(url)?;
+        Self::connect_on(url, None)
+    }
+
+    /// [`FalkorStore::connect`], its connection driven by `runtime` when one is given.
+    pub fn connect_on(url: &FalkorUrl, runtime: Option<Handle>) -> Result<Self, StoreError> {
+        let store = Self::connect_lazily_on(url, runtime)?;
         store.ensure_schema()?;
         Ok(store)
     }
@@ -76,11 +84,12 @@ impl FalkorStore {
     /// Connects on first use, so a caller can start while the server is down; every call
     /// fails until it is back, then reconnects.
     pub fn connect_lazily(url: &FalkorUrl) -> Result<Self, StoreError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("strata-falkordb")
-            .enable_all()
-            .build()
+        Self::connect_lazily_on(url, None)
+    }
+
+    /// [`FalkorStore::connect_lazily`] on the runtime given, or on one of its own.
+    pub fn connect_lazily_on(url: &FalkorUrl, runtime: Option<Handle>) -> Result<Self, StoreError> {
+        let runtime = ClientRuntime::start("strata-falkordb", runtime)
             .map_err(|e| internal(format!("cannot start the FalkorDB client's runtime: {e}")))?;
         if url.tls {
             tls::install_crypto();
@@ -98,7 +107,7 @@ impl FalkorStore {
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
         let connection = {
-            let _guard = runtime.enter();
+            let _guard = runtime.handle().enter();
             ConnectionManager::new_lazy_with_config(client, config).map_err(|e| {
                 StoreError::Open {
                     path: url.to_string().into(),
@@ -167,7 +176,7 @@ impl FalkorStore {
     {
         let connection = self.connection.clone();
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
+        self.runtime.handle().spawn(async move {
             let reply = request(connection).await;
             let _ = tx.send(reply);
         });

@@ -13,6 +13,9 @@ use crate::store::{
     WalkHit, WriteBatch,
 };
 
+/// From this offset on, a page of the whole timeline may be read from its oldest end.
+const DEEP_PAGE: usize = 16;
+
 pub(super) fn episode(row: &Row<'_>) -> Result<MemoryEpisode, StoreError> {
     Ok(MemoryEpisode {
         incident_fingerprint: row.string(0)?,
@@ -218,6 +221,26 @@ impl MemoryStore for FalkorStore {
     }
 
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
+        // A deep page of the whole timeline is read from the oldest end when that is nearer:
+        // the server then sorts and skips the few rows after it, not all before it.
+        if query.entity.is_none() && query.known_at.is_none() && query.offset >= DEEP_PAGE {
+            let total = self.query(cypher::STATS[0], &[])?.count()? as usize;
+            let end = query.offset.saturating_add(query.limit).min(total);
+            if query.offset >= end {
+                return Ok(Vec::new());
+            }
+            if total - end < query.offset {
+                let page = [
+                    ("offset", count(total - end)),
+                    ("limit", count(end - query.offset)),
+                ];
+                let mut episodes = self
+                    .query(cypher::TIMELINE_OLDEST_FIRST, &page)?
+                    .decode(episode)?;
+                episodes.reverse();
+                return Ok(episodes);
+            }
+        }
         let known = query.known_at.map_or(i64::MAX, Timestamp::millis);
         let page = [
             ("K", Param::Int(known)),

@@ -16,8 +16,13 @@ pub struct FalkorVectors {
 }
 
 impl FalkorVectors {
-    pub fn open(url: &FalkorUrl, model: &str, dimension: usize) -> Result<Self, IndexError> {
-        let store = FalkorStore::connect(url)?;
+    pub fn open(
+        url: &FalkorUrl,
+        model: &str,
+        dimension: usize,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> Result<Self, IndexError> {
+        let store = FalkorStore::connect_on(url, runtime)?;
         let dim = Param::Int(i64::try_from(dimension).unwrap_or(i64::MAX));
         let meta = store.query(cypher::VECTOR_META, &[])?;
         match meta.first() {
