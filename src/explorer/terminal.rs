@@ -50,7 +50,7 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, explorer: &mut Explorer) 
     let size = terminal.size()?;
     explorer.on_resize(size.width, size.height);
     let events = input()?;
-    let replies = explorer.replies();
+    let mut replies = explorer.replies();
     let mut dirty = true;
     let mut last_draw = Instant::now() - FRAME;
     while !explorer.quit() {
@@ -64,9 +64,13 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, explorer: &mut Explorer) 
             select! {
                 recv(events) -> e => Some(e),
                 recv(replies) -> r => {
-                    if let Ok(raw) = r {
-                        explorer.on_raw(raw);
-                        dirty = true;
+                    match r {
+                        Ok(raw) => {
+                            explorer.on_raw(raw);
+                            dirty = true;
+                        }
+                        // The worker stopped: wait on input alone from now on.
+                        Err(_) => replies = crossbeam_channel::never(),
                     }
                     None
                 }
@@ -76,9 +80,13 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, explorer: &mut Explorer) 
             select! {
                 recv(events) -> e => Some(e),
                 recv(replies) -> r => {
-                    if let Ok(raw) = r {
-                        explorer.on_raw(raw);
-                        dirty = true;
+                    match r {
+                        Ok(raw) => {
+                            explorer.on_raw(raw);
+                            dirty = true;
+                        }
+                        // The worker stopped: wait on input alone from now on.
+                        Err(_) => replies = crossbeam_channel::never(),
                     }
                     None
                 }

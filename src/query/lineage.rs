@@ -56,6 +56,25 @@ pub fn lineage(
     fingerprint: &str,
     known_at: Timestamp,
 ) -> Result<Lineage, QueryError> {
+    Ok(lineage_within(store, fingerprint, known_at, usize::MAX)?.lineage)
+}
+
+/// A lineage cut to the links nearest the episode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NearestLineage {
+    pub lineage: Lineage,
+    /// Whether links beyond the limit were left out, in either direction.
+    pub cut: bool,
+}
+
+/// At most `limit` links in each direction, nearest first: a chain of thousands of recurring
+/// fixes costs what a screenful of it does.
+pub fn lineage_within(
+    store: &dyn MemoryStore,
+    fingerprint: &str,
+    known_at: Timestamp,
+    limit: usize,
+) -> Result<NearestLineage, QueryError> {
     let episode = store
         .episode(fingerprint)?
         .ok_or_else(|| QueryError::UnknownEpisode(fingerprint.to_string()))?;
@@ -66,19 +85,26 @@ pub fn lineage(
             recorded_at: episode.ingested_at,
         });
     }
-    Ok(Lineage {
-        episode: fingerprint.to_string(),
-        backwards: walk(store, fingerprint, known_at, Direction::Backwards)?,
-        forwards: walk(store, fingerprint, known_at, Direction::Forwards)?,
+    let (backwards, whole_back) = walk(store, fingerprint, known_at, Direction::Backwards, limit)?;
+    let (forwards, whole_forth) = walk(store, fingerprint, known_at, Direction::Forwards, limit)?;
+    Ok(NearestLineage {
+        lineage: Lineage {
+            episode: fingerprint.to_string(),
+            backwards,
+            forwards,
+        },
+        cut: !(whole_back && whole_forth),
     })
 }
 
+/// The links reachable in one direction, breadth first, and whether that was all of them.
 fn walk(
     store: &dyn MemoryStore,
     start: &str,
     known_at: Timestamp,
     direction: Direction,
-) -> Result<Vec<LineageLink>, QueryError> {
+    limit: usize,
+) -> Result<(Vec<LineageLink>, bool), QueryError> {
     let backwards = matches!(direction, Direction::Backwards);
     // A store that can fetch the reachable edges in one query does; otherwise edge by edge.
     let mut fetched: Option<HashMap<String, Vec<Supersession>>> = store
@@ -95,6 +121,9 @@ fn walk(
     let mut queue = VecDeque::from([(start.to_string(), 1usize)]);
     let mut links = Vec::new();
     while let Some((fp, depth)) = queue.pop_front() {
+        if links.len() >= limit {
+            return Ok((links, false));
+        }
         let mut edges = match (&mut fetched, direction) {
             (Some(from), _) => from.remove(&fp).unwrap_or_default(),
             (None, Direction::Backwards) => store.supersedes(&fp)?,
@@ -105,6 +134,9 @@ fn walk(
             (a.t_valid, &a.episode, &a.prior).cmp(&(b.t_valid, &b.episode, &b.prior))
         });
         for s in &edges {
+            if links.len() >= limit {
+                return Ok((links, false));
+            }
             links.push(LineageLink::of(s, depth));
             let next = match direction {
                 Direction::Backwards => &s.prior,
@@ -115,5 +147,5 @@ fn walk(
             }
         }
     }
-    Ok(links)
+    Ok((links, true))
 }

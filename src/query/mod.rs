@@ -11,7 +11,7 @@ pub mod views;
 pub use code::{CodeQuery, code_units};
 pub use facts::{FactView, FactsReport, facts_as_of};
 pub use lesson::lesson_as_of;
-pub use lineage::{Lineage, LineageLink, lineage};
+pub use lineage::{Lineage, LineageLink, NearestLineage, lineage, lineage_within};
 pub use timeline::TimelinePage;
 
 use crate::model::Timestamp;

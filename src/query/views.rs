@@ -34,7 +34,8 @@ pub struct TimelineRow {
     pub fingerprint: String,
     pub concluded_at: Timestamp,
     pub ingested_at: Timestamp,
-    /// The first line of its summary.
+    /// The first line of its summary (cut to a row's width only after redaction, so a
+    /// secret is never cut short of what its pattern needs).
     pub summary: String,
     /// It superseded an earlier episode's fact.
     pub supersedes: bool,
@@ -106,14 +107,7 @@ fn rows(
         .into_iter()
         .zip(marks)
         .map(|(e, (supersedes, superseded))| TimelineRow {
-            summary: e
-                .summary_nl
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .chars()
-                .take(240)
-                .collect(),
+            summary: e.summary_nl.lines().next().unwrap_or_default().to_string(),
             fingerprint: e.incident_fingerprint,
             concluded_at: e.concluded_at,
             ingested_at: e.ingested_at,

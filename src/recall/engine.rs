@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::fusion::{self, FusionPolicy, LegWeights};
-use super::leg::{Leg, LegHits, LegQuery, LegSet, RecallLeg};
+use super::leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 use super::response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
 };
@@ -62,7 +62,7 @@ impl RecallEngine {
             .filter_map(|leg| {
                 leg.catch_up()
                     .err()
-                    .map(|e| format!("{} leg catch-up stopped: {}", leg.leg(), e.0))
+                    .map(|e| format!("{} leg catch-up stopped: {e}", leg.leg()))
             })
             .collect()
     }
@@ -122,15 +122,16 @@ impl RecallEngine {
                     report.note = note;
                     lists.push((kind, fingerprints));
                 }
-                Ok(Ok(Err(e))) => {
+                Ok(Ok(Err(LegError::Failed(why)))) => {
                     report.status = LegStatus::Failed;
-                    report.error = Some(e.0);
+                    report.error = Some(why);
                 }
                 Ok(Err(join)) => {
                     report.status = LegStatus::Failed;
                     report.error = Some(format!("leg task ended abnormally: {join}"));
                 }
-                Err(_) => {
+                // A leg that stopped at the deadline by itself timed out all the same.
+                Ok(Ok(Err(LegError::Deadline))) | Err(_) => {
                     report.status = LegStatus::Timeout;
                     report.error =
                         Some(format!("no answer within {} ms", self.timeout.as_millis()));

@@ -159,9 +159,7 @@ impl LegQuery {
     /// An error once the deadline has passed, for a leg to return at a check point.
     pub fn check_deadline(&self) -> Result<(), LegError> {
         match self.deadline {
-            Some(d) if std::time::Instant::now() >= d => Err(LegError(
-                "stopped at the deadline: the engine no longer waits for it".into(),
-            )),
+            Some(d) if std::time::Instant::now() >= d => Err(LegError::Deadline),
             _ => Ok(()),
         }
     }
@@ -179,12 +177,17 @@ pub struct LegHits {
 
 /// A leg's failure: it contributes nothing and says why.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct LegError(pub String);
+pub enum LegError {
+    #[error("{0}")]
+    Failed(String),
+    /// It stopped at the engine's deadline: the engine reports it as timed out.
+    #[error("stopped at the deadline: the engine no longer waits for it")]
+    Deadline,
+}
 
 impl LegError {
     pub fn from_display(e: impl fmt::Display) -> Self {
-        LegError(e.to_string())
+        LegError::Failed(e.to_string())
     }
 }
 

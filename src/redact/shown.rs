@@ -62,9 +62,15 @@ impl Shown for CodeUnit {
     }
 }
 
+/// The characters of a timeline row's summary kept, after redaction.
+const ROW_SUMMARY_CHARS: usize = 240;
+
 impl Shown for TimelineRow {
     fn shown(mut self) -> Self {
         text(&mut self.summary);
+        if let Some((cut, _)) = self.summary.char_indices().nth(ROW_SUMMARY_CHARS) {
+            self.summary.truncate(cut);
+        }
         self
     }
 }
@@ -127,5 +133,21 @@ mod tests {
         .shown();
         assert_eq!(row.fingerprint, "INC-1");
         assert!(!row.summary.contains("ops@example.com"), "{}", row.summary);
+    }
+
+    #[test]
+    fn a_secret_across_the_row_width_is_redacted_whole_before_the_cut() {
+        let summary = format!("{}ops@example.com and more", "x ".repeat(115));
+        let row = TimelineRow {
+            fingerprint: "INC-1".into(),
+            concluded_at: crate::model::Timestamp::from_millis(0),
+            ingested_at: crate::model::Timestamp::from_millis(0),
+            summary,
+            supersedes: false,
+            superseded: false,
+        }
+        .shown();
+        assert!(!row.summary.contains("ops@"), "{}", row.summary);
+        assert!(row.summary.chars().count() <= ROW_SUMMARY_CHARS);
     }
 }

@@ -21,6 +21,7 @@ use strata::store::embedded::EmbeddedStore;
 pub struct Percentiles {
     pub p50: f64,
     pub p95: f64,
+    pub p99: f64,
     pub max: f64,
 }
 
@@ -33,6 +34,7 @@ pub fn percentiles(mut v: Vec<f64>) -> Percentiles {
     Percentiles {
         p50: at(0.5),
         p95: at(0.95),
+        p99: at(0.99),
         max: at(1.0),
     }
 }

@@ -3,7 +3,7 @@
 use super::{App, Effects, Mode};
 use crate::explorer::action::{Action, Axis, Step};
 use crate::explorer::pane::Pane;
-use crate::explorer::panes::{Intent, TIMELINE_PAGE};
+use crate::explorer::panes::Intent;
 use crate::explorer::ui::layout;
 use crate::explorer::worker::View;
 use crate::model::{AsOf, EntityKey, Timestamp};
@@ -304,14 +304,9 @@ impl App {
         self.panes.facts.clamp(&self.shared);
         if knowledge_moved {
             self.request_lineage();
-            self.panes.timeline.clear(false);
-            let around = self
-                .panes
-                .timeline
-                .cursor
-                .index
-                .saturating_sub(TIMELINE_PAGE / 2);
-            self.reload_timeline(around, false);
+            let known_at = self.shared.known_filter();
+            let request = self.panes.timeline.reload_around(known_at);
+            self.request(request);
         }
         self.rerun_recall();
     }

@@ -30,7 +30,7 @@ impl Health {
         let message = error.to_string();
         match error.downcast_ref::<StoreError>() {
             Some(e) => Health::of_store(e, message),
-            None => Health::Unreachable(message),
+            None => Health::Failed(message),
         }
     }
 
@@ -42,7 +42,13 @@ impl Health {
             StoreError::Corrupt { .. }
             | StoreError::NewerSchema { .. }
             | StoreError::Malformed { .. }
-            | StoreError::Migration(_) => Health::Corrupt(message),
+            | StoreError::Migration(_)
+            | StoreError::Local(heed::Error::Mdb(
+                heed::MdbError::Corrupted
+                | heed::MdbError::PageNotFound
+                | heed::MdbError::Invalid
+                | heed::MdbError::VersionMismatch,
+            )) => Health::Corrupt(message),
             StoreError::Busy(_) | StoreError::Contended { .. } => Health::Locked(message),
             StoreError::Rejected { .. }
             | StoreError::ReadOnly { .. }

@@ -50,7 +50,7 @@ impl App {
                 self.follow(intents);
             }
             Reply::Timeline(Err(e)) => {
-                self.panes.timeline.loading = false;
+                self.panes.timeline.failed();
                 self.store_error(&e);
             }
             Reply::Episode(Ok(detail)) => {

@@ -9,7 +9,7 @@ use crate::explorer::cursor::Cursor;
 use crate::explorer::pane::Pane;
 use crate::explorer::theme::Theme;
 use crate::explorer::ui::{clip, inner, pane_block};
-use crate::query::{Lineage, LineageLink};
+use crate::query::{Lineage, LineageLink, NearestLineage};
 
 /// One row of the lineage pane: a link above (it superseded the selection's chain) or
 /// below (the selection's chain superseded it).
@@ -33,6 +33,8 @@ impl LineageRow<'_> {
 #[derive(Default)]
 pub struct LineagePane {
     pub lineage: Option<Lineage>,
+    /// Links beyond the nearest ones read were left out.
+    pub cut: bool,
     pub cursor: Cursor,
 }
 
@@ -42,8 +44,9 @@ impl LineagePane {
     }
 
     /// The selection's lineage arrived (`None`: it could not be read).
-    pub fn loaded(&mut self, lineage: Option<Lineage>) {
-        self.lineage = lineage;
+    pub fn loaded(&mut self, lineage: Option<NearestLineage>) {
+        self.cut = lineage.as_ref().is_some_and(|l| l.cut);
+        self.lineage = lineage.map(|l| l.lineage);
         let len = self.rows().len();
         self.cursor.set(self.cursor.index, len);
     }
@@ -129,8 +132,13 @@ fn render(pane: &LineagePane, frame: &mut Frame, app: &App, rect: Rect) {
     let later = rows.iter().filter(|r| r.later).count();
     let mut lines = vec![Line::styled(
         format!(
-            "▲ {later} later · ▼ {} earlier · Enter follows a link",
-            rows.len() - later
+            "▲ {later} later · ▼ {} earlier{} · Enter follows a link",
+            rows.len() - later,
+            if pane.cut {
+                " (the nearest; more beyond)"
+            } else {
+                ""
+            }
         ),
         t.muted(),
     )];

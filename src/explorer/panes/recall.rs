@@ -330,7 +330,7 @@ fn render(r: &RecallPane, frame: &mut Frame, app: &App, rect: Rect) {
         .map(|r| r.fingerprint.chars().count())
         .max()
         .unwrap_or(11)
-        .clamp(11, 26) as u16;
+        .clamp(11, usize::from(list.width.saturating_sub(4)).max(11)) as u16;
     let leg_width = if full { 9 } else { 5 };
     let mut columns = vec![
         (Column::Position, 3),

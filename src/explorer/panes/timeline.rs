@@ -104,6 +104,18 @@ impl TimelinePane {
         true
     }
 
+    /// The page could not be read.
+    pub fn failed(&mut self) {
+        self.loading = false;
+    }
+
+    /// Knowledge time moved: the rows around the cursor again, as known then.
+    pub fn reload_around(&mut self, known_at: Option<Timestamp>) -> Request {
+        self.clear(false);
+        let around = self.cursor.index.saturating_sub(TIMELINE_PAGE / 2);
+        self.load(around, false, known_at)
+    }
+
     /// Forgets the rows (a new filter or knowledge time); `to_top` also moves the cursor
     /// to the first row.
     pub fn clear(&mut self, to_top: bool) {

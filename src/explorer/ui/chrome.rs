@@ -165,7 +165,7 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
     spans.push(Span::styled(" │ ", t.muted()));
     match (&store.embedder, store.progress) {
         (_, Some(p)) => {
-            let left = match p.eta_secs {
+            let left = match p.eta_secs.filter(|_| !s.mask_volatile) {
                 Some(s) if s >= 60 => format!(" · ~{} min left", s.div_ceil(60)),
                 Some(s) => format!(" · ~{s} s left"),
                 None => String::new(),

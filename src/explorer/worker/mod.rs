@@ -19,7 +19,7 @@ pub use protocol::{
 };
 
 use super::live::{CatchUp, Follower, LiveRecall};
-use crate::query::lineage;
+use crate::query::lineage_within;
 use crate::query::views::{self, TimelineCache};
 use crate::recall::{RecallResponse, RecallStack};
 use crate::redact::Shown;
@@ -452,6 +452,10 @@ async fn follow(
     }
 }
 
+/// Lineage links read each way: more than the pane shows, far fewer than a chain of
+/// thousands of recurring fixes holds.
+const LINEAGE_LINKS: usize = 200;
+
 /// Reads a view of the store.
 fn read_view(
     store: &dyn MemoryStore,
@@ -483,7 +487,9 @@ fn read_view(
         View::Lineage {
             fingerprint,
             known_at,
-        } => Reply::Lineage(lineage(store, &fingerprint, known_at).map_err(Into::into)),
+        } => Reply::Lineage(
+            lineage_within(store, &fingerprint, known_at, LINEAGE_LINKS).map_err(Into::into),
+        ),
         View::Entity(key) => Reply::Entity(views::entity(store, key).map_err(Into::into)),
     }
 }

@@ -10,7 +10,7 @@ use crate::model::{EntityKey, Timestamp};
 use crate::query::views::{
     EntityDetail, EpisodeDetail, StoreSummary, TimelineFilter, TimelineRows,
 };
-use crate::query::{Lineage, QueryError};
+use crate::query::{NearestLineage, QueryError};
 use crate::recall::{RecallRequest, RecallResponse};
 use crate::store::StoreError;
 
@@ -147,7 +147,7 @@ pub enum Reply {
     Stats(CallResult<StoreSummary>),
     Timeline(CallResult<TimelineRows>),
     Episode(CallResult<Option<EpisodeDetail>>),
-    Lineage(CallResult<Lineage>),
+    Lineage(CallResult<NearestLineage>),
     Entity(CallResult<EntityDetail>),
     /// The response, and the code units of the services each result implicated.
     Recall(Box<RecallResponse>, HashMap<String, Vec<CodeUnit>>),

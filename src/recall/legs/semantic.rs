@@ -35,7 +35,7 @@ impl RecallLeg for SemanticLeg {
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
         if let Some(why) = self.warming.reason() {
-            return Err(LegError(why));
+            return Err(LegError::Failed(why));
         }
         let t0 = Instant::now();
         let vector = self

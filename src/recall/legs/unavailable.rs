@@ -13,6 +13,6 @@ impl RecallLeg for UnavailableLeg {
     }
 
     fn search(&self, _query: &LegQuery) -> Result<LegHits, LegError> {
-        Err(LegError(self.reason.clone()))
+        Err(LegError::Failed(self.reason.clone()))
     }
 }

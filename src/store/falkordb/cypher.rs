@@ -152,8 +152,8 @@ pub const SUPERSEDES_OF_EPISODES: &str = concat!(
     lineage_columns!()
 );
 
-/// Of these fingerprints, those that an earlier episode's lineage edge names as the prior
-/// (`priors`), and those that wrote a lineage edge (`writers`).
+/// For each of these fingerprints: how many lineage edges it wrote (it superseded an earlier
+/// episode), and how many name it as the prior (a later episode superseded it).
 pub const SUPERSESSION_MARKS: &str = "UNWIND $keys AS fp \
      OPTIONAL MATCH (:MemoryEpisode {incident_fingerprint: fp})-[w:SUPERSEDES]->(:MemoryEpisode) \
      WITH fp, count(w) AS writes \
