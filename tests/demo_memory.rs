@@ -71,3 +71,29 @@ fn first_launch_seeds_and_says_so() {
         serde_json::from_slice(&strata(dir.path(), &["stats", "--json"]).stdout).unwrap();
     assert_eq!(stats["episodes"], 300);
 }
+
+/// The hubs the graph leg reads before the first query: every entity with at least `min`
+/// facts, most linked first.
+#[test]
+fn the_embedded_store_names_its_hubs_most_linked_first() {
+    let (_d, store) = temp_store();
+    demo::seed(&store).unwrap();
+    let min = 10;
+    let hubs = store
+        .hubs(min)
+        .unwrap()
+        .expect("the embedded store counts its hubs");
+    let counts: Vec<usize> = hubs
+        .iter()
+        .map(|h| store.entity_facts(h).unwrap().len())
+        .collect();
+    assert!(!hubs.is_empty());
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{counts:?}");
+    let expected = store
+        .entities()
+        .unwrap()
+        .into_iter()
+        .filter(|e| store.entity_facts(e).unwrap().len() >= min as usize)
+        .count();
+    assert_eq!(hubs.len(), expected);
+}

@@ -137,8 +137,14 @@ impl RecallStack {
             .as_ref()
             .map(|e| e.label())
             .unwrap_or_else(|| "no embedder".into());
+        let engine = RecallEngine::new(legs, store, label);
+        if options.sync {
+            // What the legs keep (the graph leg's entity dictionary) is built now, with the
+            // indexes, not by the first query.
+            notices.extend(engine.catch_up_legs());
+        }
         RecallStack {
-            engine: RecallEngine::new(legs, store, label),
+            engine,
             text,
             vectors,
             embedder,

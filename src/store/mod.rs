@@ -147,6 +147,14 @@ pub trait MemoryStore: Send + Sync {
     /// Lineage edges that name `fingerprint` as the prior.
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
 
+    /// Entities with at least `min` fact edges pointing at them, most first: the hubs a graph
+    /// walk should have read before a query needs them. `None`: the store cannot say
+    /// cheaply (a server walks its graph itself).
+    fn hubs(&self, min: u64) -> Result<Option<Vec<EntityKey>>, StoreError> {
+        let _ = min;
+        Ok(None)
+    }
+
     /// For each fingerprint, in order: whether it superseded an earlier episode, and whether
     /// a later one superseded it.
     fn supersession_marks(&self, fingerprints: &[String]) -> Result<Vec<(bool, bool)>, StoreError> {

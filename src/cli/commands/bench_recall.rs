@@ -51,6 +51,8 @@ struct RecallBench {
     fused_ms: Percentiles,
     query_embedding_ms: Percentiles,
     legs_not_ok: usize,
+    /// The slowest 5% of the recalls, with each leg's time and the graph leg's seeds.
+    slowest: Vec<SlowRecall>,
     target_fused_p95_ms: f64,
     meets_target: bool,
     /// With `--vectors qdrant://…`: the semantic leg there, beside the local exact scan.
@@ -137,6 +139,7 @@ pub fn run(
         }
         let times = time_recalls(ctx, &runtime, &stack, queries, legs)?;
         let not_ok = times.legs_not_ok;
+        let slowest = times.slowest.clone();
         let last = stack.engine.embedder_label().to_string();
         let (sem, bm, gr, fused) = (times.semantic, times.bm25, times.graph, times.fused);
         let fused = percentiles(fused);
@@ -167,6 +170,7 @@ pub fn run(
             fused_ms: fused,
             query_embedding_ms: percentiles(embed_ms),
             legs_not_ok: not_ok,
+            slowest,
             target_fused_p95_ms: 20.0,
             meets_target: meets,
             server_vectors,
@@ -184,6 +188,20 @@ pub(crate) struct RecallTimes {
     pub fused: Vec<f64>,
     pub legs_not_ok: usize,
     pub first_leg_error: Option<String>,
+    /// The slowest 5% of the recalls, slowest first: where the tail comes from.
+    pub slowest: Vec<SlowRecall>,
+}
+
+/// One slow recall: each leg's time and what the graph leg started from.
+#[derive(Clone, Serialize)]
+pub struct SlowRecall {
+    pub query: usize,
+    pub fused_ms: f64,
+    pub semantic_ms: f64,
+    pub bm25_ms: f64,
+    pub graph_ms: f64,
+    pub graph_hits: usize,
+    pub graph_note: Option<String>,
 }
 
 /// Runs `queries` recalls at the context's now over `legs`, cycling through [`QUERIES`]
@@ -202,7 +220,9 @@ pub(crate) fn time_recalls(
         fused: Vec::new(),
         legs_not_ok: 0,
         first_leg_error: None,
+        slowest: Vec::new(),
     };
+    let mut all = Vec::with_capacity(queries);
     for q in 0..queries {
         let (text, entity) = QUERIES[q % QUERIES.len()];
         let entity: EntityKey = entity.parse()?;
@@ -237,6 +257,18 @@ pub(crate) fn time_recalls(
             .push(report.latency_ms);
         }
         t.fused.push(r.latency_ms);
+        all.push(SlowRecall {
+            query: q,
+            fused_ms: r.latency_ms,
+            semantic_ms: r.legs.semantic.latency_ms,
+            bm25_ms: r.legs.bm25.latency_ms,
+            graph_ms: r.legs.graph.latency_ms,
+            graph_hits: r.legs.graph.hits,
+            graph_note: r.legs.graph.note.clone(),
+        });
     }
+    all.sort_by(|a, b| b.fused_ms.total_cmp(&a.fused_ms));
+    all.truncate(queries.div_ceil(20));
+    t.slowest = all;
     Ok(t)
 }

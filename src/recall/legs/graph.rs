@@ -28,6 +28,8 @@ pub struct GraphLeg {
     /// reading the same log.
     syncing: Mutex<()>,
     links: RwLock<LinkCache>,
+    /// The hubs were read into the cache (once per leg).
+    warmed: std::sync::atomic::AtomicBool,
 }
 
 /// What the leg knows of the store, as of `generation`: the entity dictionary and the
@@ -97,6 +99,13 @@ struct Patch {
     replaced: HashMap<String, Vec<EntityLink>>,
 }
 
+/// Entities that this share of the episodes, or more, point at are read into the cache when
+/// the leg first catches up, so that no query pays for reading a hub...
+const WARM_SHARE: f64 = 0.01;
+/// ...once they have this many links, and at most this many of them.
+const WARM_MIN_LINKS: u64 = 1_000;
+const WARM_AT_MOST: usize = 32;
+
 /// Entities whose links the cache keeps at most; past it, it starts over.
 const CACHED_ENTITIES: usize = 4096;
 /// Episodes read from the log per page while catching up.
@@ -131,7 +140,24 @@ impl GraphLeg {
             view: RwLock::new(View::default()),
             syncing: Mutex::new(()),
             links: RwLock::new(LinkCache::default()),
+            warmed: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Reads the links of the entities most of the memory points at into the cache: the
+    /// first query to follow a hub seed then walks memory, not the store.
+    fn warm(&self) -> Result<(), LegError> {
+        use std::sync::atomic::Ordering;
+        if self.warmed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let episodes = self.view.read().map_or(0, |v| v.episodes);
+        let min = ((episodes as f64 * WARM_SHARE) as u64).max(WARM_MIN_LINKS);
+        let hubs = self.store.hubs(min).map_err(LegError::from_display)?;
+        for hub in hubs.unwrap_or_default().iter().take(WARM_AT_MOST) {
+            self.all_links(hub)?;
+        }
+        Ok(())
     }
 
     /// The dictionary as last caught up, built on first use. A search never waits for a
@@ -357,7 +383,8 @@ impl RecallLeg for GraphLeg {
     }
 
     fn catch_up(&self) -> Result<(), LegError> {
-        self.dictionary().map(drop)
+        self.dictionary()?;
+        self.warm()
     }
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {

@@ -17,6 +17,13 @@ pub fn entity(e: &EntityKey) -> Vec<u8> {
     join(&[&e.entity_type, &e.entity_ref])
 }
 
+/// The entity a key made by [`entity`] names.
+pub fn entity_of(key: &[u8]) -> Option<EntityKey> {
+    let text = std::str::from_utf8(key).ok()?;
+    let (entity_type, entity_ref) = text.split_once(SEP as char)?;
+    EntityKey::new(entity_type, entity_ref).ok()
+}
+
 pub fn fact(fingerprint: &str, relation: Relation, e: &EntityKey) -> Vec<u8> {
     join(&[
         fingerprint,

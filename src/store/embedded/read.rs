@@ -372,6 +372,39 @@ impl MemoryStore for EmbeddedStore {
         Ok(out)
     }
 
+    fn hubs(&self, min: u64) -> Result<Option<Vec<EntityKey>>, StoreError> {
+        let txn = self.read()?;
+        let mut counted: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut current: Option<(Vec<u8>, u64)> = None;
+        // One pass over the entity → fact index, keys in order, duplicates together.
+        for row in self.tables.entity_facts.iter(&txn).map_err(backend)? {
+            let (key, _) = row.map_err(backend)?;
+            match &mut current {
+                Some((k, n)) if k.as_slice() == key => *n += 1,
+                _ => {
+                    if let Some((k, n)) = current.take()
+                        && n >= min
+                    {
+                        counted.push((n, k));
+                    }
+                    current = Some((key.to_vec(), 1));
+                }
+            }
+        }
+        if let Some((k, n)) = current
+            && n >= min
+        {
+            counted.push((n, k));
+        }
+        counted.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        Ok(Some(
+            counted
+                .into_iter()
+                .filter_map(|(_, key)| keys::entity_of(&key))
+                .collect(),
+        ))
+    }
+
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::new();
