@@ -191,6 +191,7 @@ pub fn sync_vectors(
         vectors.clear(&store_identity(store)?)?;
     }
     let mut embedded = 0;
+    let pending = std::cell::RefCell::new(PendingVectors::new(vectors.append_at_most()));
     let mut append = |page: &[(u64, MemoryEpisode)], last: u64| -> Result<(), IndexError> {
         let fingerprints: Vec<&str> = page
             .iter()
@@ -220,16 +221,66 @@ pub fn sync_vectors(
                 vector,
             })
             .collect();
-        vectors.append(&rows, last)?;
         embedded += rows.len();
+        pending.borrow_mut().add(vectors, rows, last)?;
         progress(last.min(total), total);
         Ok(())
     };
     follow(store, vectors.watermark()?, &mut append)?;
+    pending.borrow_mut().flush(vectors)?;
     if (vectors.count()? as u64) < total {
         // As for text: something was recorded behind the watermark (or lost from the index).
         // Only what is missing is embedded again.
         follow(store, 0, &mut append)?;
+        pending.borrow_mut().flush(vectors)?;
     }
     Ok(embedded)
+}
+
+/// Vectors embedded and not yet appended: written when the batch is full or a couple of
+/// seconds old, so a fast embedder makes few large commits and a slow one keeps its
+/// progress every few seconds. A batch exceeds its size by at most one page, and is
+/// appended whole with the watermark of its last page.
+struct PendingVectors {
+    rows: Vec<VectorRow>,
+    watermark: Option<u64>,
+    at_most: usize,
+    since: std::time::Instant,
+}
+
+/// A batch is appended once it is this old, however small.
+const APPEND_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl PendingVectors {
+    fn new(at_most: usize) -> Self {
+        PendingVectors {
+            rows: Vec::new(),
+            watermark: None,
+            at_most: at_most.max(1),
+            since: std::time::Instant::now(),
+        }
+    }
+
+    fn add(
+        &mut self,
+        vectors: &dyn VectorStore,
+        rows: Vec<VectorRow>,
+        watermark: u64,
+    ) -> Result<(), IndexError> {
+        self.rows.extend(rows);
+        self.watermark = Some(watermark);
+        if self.rows.len() >= self.at_most || self.since.elapsed() >= APPEND_EVERY {
+            self.flush(vectors)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, vectors: &dyn VectorStore) -> Result<(), IndexError> {
+        if let Some(watermark) = self.watermark.take() {
+            vectors.append(&self.rows, watermark)?;
+            self.rows.clear();
+        }
+        self.since = std::time::Instant::now();
+        Ok(())
+    }
 }

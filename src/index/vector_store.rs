@@ -32,6 +32,11 @@ pub trait VectorStore: Send + Sync {
     fn rebuilt(&self) -> Option<String> {
         None
     }
+    /// Rows a catch-up may hand [`VectorStore::append`] at once: a local index commits a
+    /// large batch in one transaction; a server takes requests of bounded size.
+    fn append_at_most(&self) -> usize {
+        256
+    }
     /// Which of `fingerprints` have no vector stored yet (all of them where the backend
     /// cannot tell cheaply): catch-up embeds only these.
     fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
@@ -107,6 +112,9 @@ impl VectorLocation {
 }
 
 impl VectorStore for VectorIndex {
+    fn append_at_most(&self) -> usize {
+        16_384
+    }
     fn describe(&self) -> String {
         format!("local {} index", self.model())
     }

@@ -95,7 +95,35 @@ impl Server {
             .unwrap()
             .success();
         assert!(ok, "kill {signal}");
+        if stop {
+            // The signal is delivered asynchronously: a request sent right after `kill`
+            // could still be answered. Wait until every thread of the server has stopped.
+            let pid = self.pid();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while !all_threads_stopped(pid) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "Qdrant ({pid}) did not stop"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
     }
+}
+
+/// Whether every thread of `pid` is stopped (state `T` in /proc).
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.filter_map(Result::ok).all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            // The state follows the command name, which is in parentheses.
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state == "T" || state == "t")
+        })
+    })
 }
 
 impl Drop for Server {
