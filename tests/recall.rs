@@ -593,3 +593,94 @@ fn while_the_memory_is_embedded_bm25_and_graph_answer() {
     assert_eq!(ready.legs.semantic.status, LegStatus::Ok);
     assert!(ready.results.iter().any(|r| r.per_leg.semantic.is_some()));
 }
+
+/// The local index scans int8 codes and scores its best candidates again from the stored
+/// f32 vectors: against an exact scan of the same vectors its top 10 agree (recall@10
+/// ≥ 0.99) and every score it returns is the exact cosine.
+#[test]
+fn the_quantised_vector_scan_finds_what_an_exact_scan_finds() {
+    use strata::embed::{Embedder, HashEmbedder};
+    use strata::index::vectors::VectorRow;
+    use strata::model::AsOf;
+
+    let dir = tempfile::tempdir().unwrap();
+    let index = VectorIndex::open(dir.path(), "hash-v1", 384, Some("s")).unwrap();
+    let embedder = HashEmbedder::default();
+    let at = ts("2026-01-01T00:00:00Z");
+    let words = [
+        "disk",
+        "full",
+        "postgres",
+        "pgbouncer",
+        "login",
+        "loop",
+        "certificate",
+        "expired",
+        "caddy",
+        "dns",
+        "timeout",
+        "memory",
+        "leak",
+        "oom",
+        "killed",
+        "queue",
+        "backlog",
+        "nats",
+        "graph",
+        "vector",
+        "latency",
+        "spike",
+        "rollback",
+        "deploy",
+    ];
+    let text = |i: usize| {
+        (0..6)
+            .map(|j| words[(i * 7 + j * j * 3 + i / 5) % words.len()])
+            .collect::<Vec<_>>()
+            .join(" ")
+            + &format!(" incident {i}")
+    };
+    let vectors: Vec<(String, Vec<f32>)> = (0..3_000)
+        .map(|i| (format!("INC-{i:05}"), embedder.embed(&text(i)).unwrap()))
+        .collect();
+    let rows: Vec<VectorRow> = vectors
+        .iter()
+        .map(|(fp, v)| VectorRow {
+            fingerprint: fp.clone(),
+            ingested_at: at,
+            t_valid: at,
+            concluded_at: at,
+            vector: v.clone(),
+        })
+        .collect();
+    index.append(&rows, 3_000).unwrap();
+    let as_of = AsOf::now(ts("2026-12-01T00:00:00Z"));
+    let (mut found, mut asked) = (0, 0);
+    for q in 0..50 {
+        let query = embedder.embed(&text(q * 61 + 7)).unwrap();
+        let mut exact: Vec<(f32, &str)> = vectors
+            .iter()
+            .map(|(fp, v)| (v.iter().zip(&query).map(|(a, b)| a * b).sum(), fp.as_str()))
+            .collect();
+        exact.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(b.1)));
+        let got = index.search(&query, &as_of, 10).unwrap();
+        for hit in &got {
+            let (_, v) = vectors
+                .iter()
+                .find(|(fp, _)| *fp == hit.fingerprint)
+                .unwrap();
+            let cosine: f32 = v.iter().zip(&query).map(|(a, b)| a * b).sum();
+            assert!((hit.score - cosine).abs() < 1e-5, "{} {cosine}", hit.score);
+        }
+        // Tie-aware: a result scoring as high as the exact tenth is one of the top 10.
+        let tenth = exact[9].0;
+        found += got
+            .iter()
+            .filter(|h| h.score >= tenth - 1e-6)
+            .count()
+            .min(10);
+        asked += 10;
+    }
+    let recall = found as f64 / asked as f64;
+    assert!(recall >= 0.99, "recall@10 {recall}");
+}

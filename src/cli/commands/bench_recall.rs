@@ -55,7 +55,7 @@ struct RecallBench {
     slowest: Vec<SlowRecall>,
     target_fused_p95_ms: f64,
     meets_target: bool,
-    /// With `--vectors qdrant://…`: the semantic leg there, beside the local exact scan.
+    /// With `--vectors qdrant://…`: the semantic leg there, beside the local scan.
     #[serde(skip_serializing_if = "Option::is_none")]
     server_vectors: Option<super::bench_vectors::ServerVectors>,
 }
@@ -163,7 +163,7 @@ pub fn run(
             episodes: n,
             queries,
             index_build_seconds: build,
-            vector_search: "exact (flat, cosine)",
+            vector_search: "int8 scan, best 2k+32 rescored exactly (cosine)",
             semantic_ms: percentiles(sem),
             bm25_ms: percentiles(bm),
             graph_ms: percentiles(gr),
