@@ -36,11 +36,6 @@ impl ClientRuntime {
         &self.handle
     }
 
-    /// Whether the client runs on a runtime it was given.
-    pub fn is_shared(&self) -> bool {
-        self.own.is_none()
-    }
-
     /// Runs `future` with the runtime's I/O and timers, waiting on this (blocking) thread.
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.handle.block_on(future)

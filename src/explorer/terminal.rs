@@ -60,37 +60,25 @@ fn event_loop(terminal: &mut ratatui::DefaultTerminal, explorer: &mut Explorer) 
             dirty = false;
         }
         // Nothing to draw: sleep until something happens. A frame due: until it is.
-        let event = if dirty {
-            select! {
-                recv(events) -> e => Some(e),
-                recv(replies) -> r => {
-                    match r {
-                        Ok(raw) => {
-                            explorer.on_raw(raw);
-                            dirty = true;
-                        }
-                        // The worker stopped: wait on input alone from now on.
-                        Err(_) => replies = crossbeam_channel::never(),
-                    }
-                    None
-                }
-                default(FRAME.saturating_sub(last_draw.elapsed())) => None,
-            }
+        let frame_due = if dirty {
+            crossbeam_channel::after(FRAME.saturating_sub(last_draw.elapsed()))
         } else {
-            select! {
-                recv(events) -> e => Some(e),
-                recv(replies) -> r => {
-                    match r {
-                        Ok(raw) => {
-                            explorer.on_raw(raw);
-                            dirty = true;
-                        }
-                        // The worker stopped: wait on input alone from now on.
-                        Err(_) => replies = crossbeam_channel::never(),
+            crossbeam_channel::never()
+        };
+        let event = select! {
+            recv(events) -> e => Some(e),
+            recv(replies) -> r => {
+                match r {
+                    Ok(raw) => {
+                        explorer.on_raw(raw);
+                        dirty = true;
                     }
-                    None
+                    // The worker stopped: wait on input alone from now on.
+                    Err(_) => replies = crossbeam_channel::never(),
                 }
+                None
             }
+            recv(frame_due) -> _ => None,
         };
         let Some(event) = event else {
             continue;
