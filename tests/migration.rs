@@ -1,5 +1,7 @@
-//! A store of the single-process layout (schema 1, one redb file) is migrated on open into
-//! the shared layout, keeping every record; the old file is kept beside it.
+//! Stores written by earlier releases open in this one, keeping every record: schema 2 (JSON
+//! records; `tests/fixtures/store-v2`, written by the release before the compact encoding)
+//! is rewritten as compact records on open, and schema 1 (the single-process redb file)
+//! goes through schema 2 to the same place, its old file kept beside it.
 
 mod common;
 
@@ -178,15 +180,189 @@ fn transcript(store: &dyn MemoryStore) -> String {
     out
 }
 
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v2");
+
+/// A copy of the schema-2 fixture as the data directory `dir`.
+fn schema_2_store(dir: &Path) {
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let packed = std::fs::read(format!("{FIXTURE}/data.mdb.zst")).unwrap();
+    let bytes = zstd::decode_all(packed.as_slice()).unwrap();
+    std::fs::write(store.join("data.mdb"), bytes).unwrap();
+}
+
+/// What the release that wrote the fixture answered about it.
+fn fixture_transcript() -> String {
+    let packed = std::fs::read(format!("{FIXTURE}/transcript.txt.zst")).unwrap();
+    String::from_utf8(zstd::decode_all(packed.as_slice()).unwrap()).unwrap()
+}
+
+/// The first line where two transcripts differ, for a readable failure.
+fn assert_same_transcript(actual: &str, expected: &str) {
+    if let Some((i, (a, e))) = actual
+        .lines()
+        .zip(expected.lines())
+        .enumerate()
+        .find(|(_, (a, e))| a != e)
+    {
+        panic!("line {} differs:\n  now:    {a}\n  before: {e}", i + 1);
+    }
+    assert_eq!(actual.lines().count(), expected.lines().count());
+}
+
+fn schema_of(data: &Path) -> String {
+    let meta = raw_lmdb_dump(&data.join("store"), &["meta"]);
+    meta["meta"]
+        .iter()
+        .find(|(k, _)| k == b"schema_version")
+        .map(|(_, v)| String::from_utf8(v.clone()).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn a_schema_2_store_is_rewritten_as_compact_records_keeping_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    schema_2_store(dir.path());
+    assert_eq!(schema_of(dir.path()), "2");
+    let before = std::fs::metadata(dir.path().join("store/data.mdb"))
+        .unwrap()
+        .len();
+    let json_rows = raw_lmdb_dump(&dir.path().join("store"), &["episodes", "drafts", "facts"]);
+
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert_same_transcript(&transcript(&store), &fixture_transcript());
+    let report = store.check().unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+    assert_eq!(report.checked_episodes, 308);
+    let generation = store.generation().unwrap();
+    let sizes = store.table_sizes().unwrap();
+    let names: Vec<&str> = sizes.iter().map(|s| s.table).collect();
+    assert!(!names.contains(&"drafts") && !names.contains(&"fact_times"));
+    let lessons = sizes.iter().find(|s| s.table == "lessons").unwrap();
+    assert_eq!(lessons.entries, 0, "every lesson renders as it was stored");
+    drop(store);
+    assert_eq!(schema_of(dir.path()), "3");
+    let compact_rows = raw_lmdb_dump(&dir.path().join("store"), &["episodes", "facts"]);
+    let sum = |rows: &Vec<(Vec<u8>, Vec<u8>)>| rows.iter().map(|r| r.1.len()).sum::<usize>();
+    // An episode's value now holds its draft too.
+    for (table, json) in [
+        (
+            "episodes",
+            sum(&json_rows["episodes"]) + sum(&json_rows["drafts"]),
+        ),
+        ("facts", sum(&json_rows["facts"])),
+    ] {
+        assert_eq!(json_rows[table].len(), compact_rows[table].len());
+        let compact = sum(&compact_rows[table]);
+        assert!(
+            compact * 2 < json,
+            "{table}: {compact} bytes of values, {json} as JSON"
+        );
+    }
+
+    // Opened again it is not migrated again, and the drafts survived exactly: the same
+    // records ingested again are all unchanged.
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert_eq!(store.generation().unwrap(), generation);
+    drop(store);
+    let demo = strata(dir.path(), &["--now", "2026-12-03T00:00:00Z", "demo"]);
+    assert!(demo.status.success(), "{}", stderr(&demo));
+    assert!(
+        stdout(&demo).contains("(0 new, 300 already present)"),
+        "{}",
+        stdout(&demo)
+    );
+    let hostile = format!("{FIXTURE}/hostile.ndjson");
+    let again = strata(
+        dir.path(),
+        &["--now", "2026-12-03T00:00:00Z", "ingest", &hostile],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).contains("8 records, 0 new, 8 unchanged"),
+        "{}",
+        stdout(&again)
+    );
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert_eq!(
+        store.generation().unwrap(),
+        generation,
+        "nothing was written"
+    );
+    // The file keeps its length (LMDB reuses the freed pages); the tables use less of it.
+    let used: u64 = store.table_sizes().unwrap().iter().map(|s| s.bytes).sum();
+    assert!(
+        used * 3 < before * 2,
+        "{used} bytes in pages, the file was {before}"
+    );
+}
+
+#[test]
+fn a_schema_2_store_that_cannot_migrate_is_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    schema_2_store(dir.path());
+    let env = dir.path().join("store");
+    let mut damaged = Vec::new();
+    raw_lmdb_edit(&env, "facts", |db, txn| {
+        let (key, _) = db.iter(txn).unwrap().nth(700).unwrap().unwrap();
+        damaged = key.to_vec();
+        db.put(txn, &damaged, b"{\"not\": \"a fact\"").unwrap();
+    });
+    let all = [
+        "episodes",
+        "drafts",
+        "facts",
+        "fact_times",
+        "lessons",
+        "entities",
+        "supersedes",
+        "meta",
+        "counters",
+    ];
+    let before = raw_lmdb_dump(&env, &all);
+
+    let err = EmbeddedStore::open(dir.path()).err().unwrap().to_string();
+    let shown = String::from_utf8_lossy(&damaged).replace('\0', "|");
+    assert!(err.contains("facts") && err.contains(&shown), "{err}");
+    assert_eq!(raw_lmdb_dump(&env, &all), before, "nothing was rewritten");
+    assert_eq!(schema_of(dir.path()), "2");
+
+    let out = strata(dir.path(), &["stats"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains(&shown), "{}", stderr(&out));
+}
+
+#[test]
+fn two_processes_opening_a_schema_2_store_at_once_migrate_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    schema_2_store(dir.path());
+    let spawn = || {
+        strata_command(dir.path(), &["check"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for child in [a, b] {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("consistent"), "{}", stdout(&out));
+    }
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert_eq!(
+        store.generation().unwrap(),
+        3,
+        "the fixture's two batches, then one migration"
+    );
+    assert_same_transcript(&transcript(&store), &fixture_transcript());
+}
+
 #[test]
 fn a_schema_1_store_is_migrated_on_open_keeping_every_record() {
     let dir = tempfile::tempdir().unwrap();
     let original_dir = dir.path().join("original");
-    let original = EmbeddedStore::open(&original_dir).unwrap();
-    strata::demo::seed(&original).unwrap();
-    let expected = transcript(&original);
-    let original_id = original.identity().unwrap();
-    drop(original);
+    schema_2_store(&original_dir);
     let rows = raw_lmdb_dump(&original_dir.join("store"), &ALL);
     assert!(rows["episodes"].len() >= 300 && !rows["skills"].is_empty());
 
@@ -195,26 +371,22 @@ fn a_schema_1_store_is_migrated_on_open_keeping_every_record() {
     write_legacy(&legacy_dir.join("strata.redb"), &rows);
 
     let migrated = EmbeddedStore::open(&legacy_dir).unwrap();
-    assert_eq!(transcript(&migrated), expected);
+    assert_same_transcript(&transcript(&migrated), &fixture_transcript());
     assert!(migrated.check().unwrap().is_consistent());
     assert!(migrated.identity().unwrap().is_some());
-    assert_ne!(
-        migrated.identity().unwrap(),
-        original_id,
-        "a store of its own"
-    );
     assert!(!legacy_dir.join("strata.redb").exists());
     assert!(
         legacy_dir.join("strata.redb.migrated").is_file(),
         "the old file is kept, not deleted"
     );
     drop(migrated);
+    assert_eq!(schema_of(&legacy_dir), "3");
 
     // The CLI opens it as any other store, and the migration happens once.
     let out = strata(&legacy_dir, &["check"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(
-        transcript(&EmbeddedStore::open(&legacy_dir).unwrap()),
-        expected
+    assert_same_transcript(
+        &transcript(&EmbeddedStore::open(&legacy_dir).unwrap()),
+        &fixture_transcript(),
     );
 }

@@ -352,7 +352,7 @@ fn a_store_written_by_a_newer_strata_is_refused_naming_both_versions() {
         text.contains("newer Strata")
             && text.contains("strata 9.0.0")
             && text.contains("schema version 9")
-            && text.contains("schema version 2"),
+            && text.contains("schema version 3"),
         "{text}"
     );
 }

@@ -85,7 +85,7 @@ pub enum StoreError {
     Malformed { server: String, message: String },
     /// The embedded store's database failed.
     #[error("the local store: {0}")]
-    Local(#[source] heed::Error),
+    Local(#[from] heed::Error),
     #[error("{store} keeps no {what}")]
     Unsupported { store: String, what: &'static str },
     #[error("cannot read {file}: {source}")]

@@ -57,13 +57,18 @@ pub fn ingest_at(
 }
 
 pub fn strata(data: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_strata"))
+    strata_command(data, args).output().unwrap()
+}
+
+/// The `strata` binary on the data directory `data`, with the hash embedder.
+pub fn strata_command(data: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
+    command
         .env("STRATA_EMBEDDER", "hash")
         .arg("--data")
         .arg(data)
-        .args(args)
-        .output()
-        .unwrap()
+        .args(args);
+    command
 }
 
 /// Sends `kill -NAME` to a process (KILL, STOP, CONT…).

@@ -1,10 +1,10 @@
 use std::collections::{HashMap, HashSet};
 
-use super::read::{decode, get_json};
+use super::read::decode;
 use super::tables::{self, COUNT_INVALIDATED, COUNT_MENTIONS, COUNT_RESOLVED_BY};
-use super::{EmbeddedStore, backend, keys};
-use crate::model::{FactEdge, MemoryEpisode, Relation, Supersession};
-use crate::store::{EpisodeDraft, IntegrityReport, StoreError};
+use super::{EmbeddedStore, backend, keys, records};
+use crate::model::{FactEdge, Relation, Supersession};
+use crate::store::{IntegrityReport, StoreError};
 
 impl EmbeddedStore {
     /// Walks every table once, in one snapshot, and cross-checks indexes, references and
@@ -21,12 +21,9 @@ impl EmbeddedStore {
         let mut closed: HashMap<Vec<u8>, FactEdge> = HashMap::new();
         for row in t.facts.iter(&txn).map_err(backend)? {
             let (key, v) = row.map_err(backend)?;
-            let f: FactEdge = decode("facts", key, v)?;
+            let f: FactEdge = records::fact(key, v)?;
             report.checked_facts += 1;
             let shown = keys::display(key);
-            if keys::fact(&f.episode, f.relation, &f.entity) != key {
-                problems.push(format!("fact key {shown} holds another fact"));
-            }
             *facts_per_episode.entry(f.episode.clone()).or_default() += 1;
             let ekey = keys::entity(&f.entity);
             if t.entities.get(&txn, &ekey).map_err(backend)?.is_none() {
@@ -50,21 +47,6 @@ impl EmbeddedStore {
                 Relation::ResolvedBy => COUNT_RESOLVED_BY,
             };
             *counts.entry(name).or_default() += 1;
-            if t.fact_times
-                .get(&txn, key)
-                .map_err(backend)?
-                .and_then(keys::times_of::<4>)
-                != Some(super::write::times_of(&f))
-            {
-                problems.push(format!("fact {shown} has stale or missing compact times"));
-            }
-            if t.episode_times
-                .get(&txn, f.episode.as_bytes())
-                .map_err(backend)?
-                .is_none()
-            {
-                problems.push(format!("fact {shown}: episode has no compact times"));
-            }
             if f.t_invalid.is_some() {
                 closed.insert(key.to_vec(), f);
             }
@@ -92,37 +74,24 @@ impl EmbeddedStore {
         for row in t.episodes.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
             let fp = String::from_utf8_lossy(k).into_owned();
-            let e: MemoryEpisode = decode("episodes", k, v)?;
+            let e = records::episode(k, v)?;
+            let d = records::draft(k, v)?;
             report.checked_episodes += 1;
-            if e.incident_fingerprint != fp {
+            let have = facts_per_episode.remove(&fp).unwrap_or(0);
+            if d.facts.len() != have {
                 problems.push(format!(
-                    "episode key {fp:?} holds {:?}",
-                    e.incident_fingerprint
+                    "episode {fp:?}: draft lists {} facts, store holds {have}",
+                    d.facts.len()
                 ));
             }
-            let have = facts_per_episode.remove(&fp).unwrap_or(0);
-            match get_json::<EpisodeDraft>(&t.drafts, "drafts", &txn, k)? {
-                None => problems.push(format!("episode {fp:?} has no draft")),
-                Some(d) => {
-                    if d.facts.len() != have {
-                        problems.push(format!(
-                            "episode {fp:?}: draft lists {} facts, store holds {have}",
-                            d.facts.len()
-                        ));
-                    }
-                    let expected = crate::learning::render(
-                        &fp,
-                        &d.resolution_nl,
-                        d.facts.iter().map(|f| (f.relation, &f.entity)),
-                    );
-                    let stored: Option<crate::learning::Lesson> =
-                        get_json(&t.lessons, "lessons", &txn, k)?;
-                    if stored.as_ref() != Some(&expected) {
-                        problems.push(format!(
-                            "episode {fp:?}: lesson missing or not the one its facts render"
-                        ));
-                    }
-                }
+            let times = [e.concluded_at, e.ingested_at, e.t_valid].map(|t| t.millis());
+            if t.episode_times
+                .get(&txn, k)
+                .map_err(backend)?
+                .and_then(keys::times_of::<3>)
+                != Some(times)
+            {
+                problems.push(format!("episode {fp:?} has stale or missing compact times"));
             }
             if t.timeline
                 .get(&txn, &keys::timeline(e.concluded_at.millis(), &fp))
@@ -134,6 +103,16 @@ impl EmbeddedStore {
         }
         for fp in facts_per_episode.keys() {
             problems.push(format!("facts name a missing episode {fp:?}"));
+        }
+        for row in t.lessons.iter(&txn).map_err(backend)? {
+            let (k, v) = row.map_err(backend)?;
+            let kept: crate::learning::Lesson = decode("lessons", k, v)?;
+            if kept.episode.as_bytes() != k || t.episodes.get(&txn, k).map_err(backend)?.is_none() {
+                problems.push(format!(
+                    "kept lesson {} names no stored episode",
+                    keys::display(k)
+                ));
+            }
         }
         let log_len = t.ingest_log.len(&txn).map_err(backend)?;
         if log_len != report.checked_episodes {
@@ -166,7 +145,7 @@ impl EmbeddedStore {
         }
         for row in t.supersedes.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
-            let s: Supersession = decode("supersedes", k, v)?;
+            let s: Supersession = records::supersession(k, v)?;
             report.checked_supersessions += 1;
             let shown = keys::display(k);
             for fp in [&s.episode, &s.prior] {

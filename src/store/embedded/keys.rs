@@ -21,7 +21,11 @@ pub fn entity(e: &EntityKey) -> Vec<u8> {
 pub fn entity_of(key: &[u8]) -> Option<EntityKey> {
     let text = std::str::from_utf8(key).ok()?;
     let (entity_type, entity_ref) = text.split_once(SEP as char)?;
-    EntityKey::new(entity_type, entity_ref).ok()
+    // Not validated again: what was stored is read as it is, whatever today's rules say.
+    Some(EntityKey {
+        entity_type: entity_type.to_string(),
+        entity_ref: entity_ref.to_string(),
+    })
 }
 
 pub fn fact(fingerprint: &str, relation: Relation, e: &EntityKey) -> Vec<u8> {
@@ -47,6 +51,21 @@ pub fn fact_parts(key: &[u8]) -> Option<(&str, Relation)> {
         _ => return None,
     };
     Some((fp, relation))
+}
+
+/// The fingerprint, relation and entity of a fact key.
+pub fn fact_of(key: &[u8]) -> Option<(&str, Relation, EntityKey)> {
+    let (fp, relation) = fact_parts(key)?;
+    let rest = key.get(fp.len() + relation.as_str().len() + 2..)?;
+    Some((fp, relation, entity_of(rest)?))
+}
+
+/// The superseding episode, the prior and the entity of a supersession key.
+pub fn supersession_of(key: &[u8]) -> Option<(&str, &str, EntityKey)> {
+    let mut parts = key.splitn(3, |b| *b == SEP);
+    let episode = std::str::from_utf8(parts.next()?).ok()?;
+    let prior = std::str::from_utf8(parts.next()?).ok()?;
+    Some((episode, prior, entity_of(parts.next()?)?))
 }
 
 /// Bounds of every key whose first part is exactly `first`.
@@ -113,6 +132,15 @@ mod tests {
         let other = fact("INC-10", Relation::Mentions, &e);
         assert!(lo <= own && own < hi);
         assert!(!(lo <= other && other < hi));
+        assert_eq!(
+            fact_of(&own),
+            Some(("INC-1", Relation::Mentions, e.clone()))
+        );
+        let odd = EntityKey::new("service", "a|b:c d").unwrap();
+        assert_eq!(
+            supersession_of(&supersession("N", "P", &odd)),
+            Some(("N", "P", odd))
+        );
     }
 
     #[test]

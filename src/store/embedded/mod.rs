@@ -8,18 +8,21 @@ mod check;
 mod keys;
 mod migrate;
 mod read;
+mod records;
+mod sizes;
 mod tables;
 mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use heed::{RoTxn, RwTxn, WithoutTls};
+use heed::{CommitOrAbort, RoTxn, RwTxn, WithoutTls};
 
 use super::StoreError;
 use crate::lmdb::{self, SharedEnv, WriterLock};
+pub use sizes::TableSize;
 pub(crate) use tables::new_store_id;
-use tables::{SCHEMA_VERSION, Tables};
+use tables::{SCHEMA_JSON, SCHEMA_VERSION, Tables};
 
 /// The store's directory inside the data directory.
 pub const STORE_DIR: &str = "store";
@@ -58,15 +61,25 @@ impl EmbeddedStore {
                 }
             }
         };
-        let initialized = {
+        let schema = || -> Result<Option<String>, StoreError> {
             let txn = shared.env.read_txn().map_err(backend)?;
-            tables::meta_get(&tables, &txn, tables::SCHEMA)?.is_some()
+            tables::meta_get(&tables, &txn, tables::SCHEMA)
         };
-        if !initialized {
+        if schema()?.is_none() {
             if shared.read_only {
                 return Err(read_only());
             }
             initialize(&shared, &lock, &tables, dir)?;
+        }
+        if schema()? == Some(SCHEMA_JSON.to_string()) {
+            if shared.read_only {
+                return Err(StoreError::ReadOnly {
+                    path: path.clone(),
+                    what: "migrate the store to compact records (open it once with write access)"
+                        .into(),
+                });
+            }
+            migrate::compact::to_compact(&shared, &lock, &tables)?;
         }
         let store = EmbeddedStore {
             shared,
@@ -75,9 +88,6 @@ impl EmbeddedStore {
             path,
         };
         store.check_schema()?;
-        if !store.shared.read_only {
-            store.backfill_lessons()?;
-        }
         Ok(store)
     }
 
@@ -147,30 +157,11 @@ impl EmbeddedStore {
             }),
         }
     }
-
-    /// Stores whose lessons are missing (written before lessons existed) get one per
-    /// episode, rendered from the drafts they were written from.
-    fn backfill_lessons(&self) -> Result<(), StoreError> {
-        let t = self.tables;
-        let (episodes, lessons) = {
-            let txn = self.read()?;
-            (
-                t.episodes.len(&txn).map_err(backend)?,
-                t.lessons.len(&txn).map_err(backend)?,
-            )
-        };
-        if episodes == lessons {
-            return Ok(());
-        }
-        self.write("backfill lessons", |txn, t| {
-            write::backfill_lessons(txn, t).map(|()| ((), true))
-        })
-    }
 }
 
-/// Records a new store's schema and identity (migrating a legacy store found in
-/// `data_dir` in the same transaction), once: the writer lock makes a second process that
-/// raced here find it done.
+/// Records a new store's schema and identity, once: the writer lock makes a second process
+/// that raced here find it done. A legacy store found in `data_dir` is copied in, in the same
+/// transaction, as schema 2, which [`EmbeddedStore::open`] then migrates like any other.
 fn initialize(
     shared: &SharedEnv,
     lock: &WriterLock,
@@ -178,25 +169,36 @@ fn initialize(
     data_dir: &Path,
 ) -> Result<(), StoreError> {
     let _turn = lock.acquire(WriterLock::default_wait())?;
-    let mut txn = shared.env.write_txn().map_err(backend)?;
-    if tables::meta_get(t, &txn, tables::SCHEMA)?.is_some() {
-        return Ok(());
-    }
     let legacy = data_dir.join(LEGACY_FILE);
-    tables::meta_put(t, &mut txn, tables::SCHEMA, &SCHEMA_VERSION.to_string())?;
-    tables::meta_put(t, &mut txn, tables::STORE_ID, &tables::new_store_id())?;
-    tables::meta_put(
-        t,
-        &mut txn,
-        tables::CREATED_BY,
-        concat!("strata ", env!("CARGO_PKG_VERSION")),
-    )?;
     let migrated = legacy.is_file();
-    if migrated {
-        migrate::from_redb(&legacy, &mut txn, t)?;
-    }
-    txn.commit().map_err(backend)?;
-    if migrated {
+    let txn = shared.env.write_txn().map_err(backend)?;
+    let done = shared.env.create_databases_and_commit(
+        txn,
+        |dbo, txn| -> Result<CommitOrAbort<(), ()>, StoreError> {
+            if tables::meta_get(t, txn, tables::SCHEMA)?.is_some() {
+                return Ok(CommitOrAbort::Abort(()));
+            }
+            let schema = if migrated {
+                SCHEMA_JSON
+            } else {
+                SCHEMA_VERSION
+            };
+            tables::meta_put(t, txn, tables::SCHEMA, &schema.to_string())?;
+            tables::meta_put(t, txn, tables::STORE_ID, &tables::new_store_id())?;
+            tables::meta_put(
+                t,
+                txn,
+                tables::CREATED_BY,
+                concat!("strata ", env!("CARGO_PKG_VERSION")),
+            )?;
+            if migrated {
+                let json = migrate::JsonTables::create(*t, dbo, txn)?;
+                migrate::redb::from_redb(&legacy, txn, &json)?;
+            }
+            Ok(CommitOrAbort::Commit(()))
+        },
+    )?;
+    if migrated && matches!(done, CommitOrAbort::Commit(())) {
         let kept = data_dir.join(format!("{LEGACY_FILE}.migrated"));
         std::fs::rename(&legacy, &kept).map_err(|e| StoreError::Open {
             path: legacy.clone(),

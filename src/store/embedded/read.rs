@@ -3,7 +3,7 @@ use std::collections::BTreeSet;
 use heed::RoTxn;
 
 use super::tables::{self, Tables};
-use super::{EmbeddedStore, backend, keys};
+use super::{EmbeddedStore, backend, keys, records};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{
@@ -11,6 +11,7 @@ use crate::store::{
     WriteBatch,
 };
 
+/// A record of a JSON table (skills, code units, and lessons kept from an earlier release).
 pub(super) fn decode<T: serde::de::DeserializeOwned>(
     table: &'static str,
     key: &[u8],
@@ -51,12 +52,12 @@ pub(super) fn duplicates(
     Ok(out)
 }
 
-/// Every JSON value whose key starts with `first\0`.
-fn prefixed<T: serde::de::DeserializeOwned>(
+/// Every record whose key starts with `first\0`, decoded by `decode`.
+fn prefixed<T>(
     db: &tables::Db,
-    name: &'static str,
     txn: &RoTxn,
     first: &str,
+    decode: fn(&[u8], &[u8]) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
     let (lo, hi) = keys::prefix_range(first);
     let range = (
@@ -66,9 +67,22 @@ fn prefixed<T: serde::de::DeserializeOwned>(
     let mut out = Vec::new();
     for row in db.range(txn, &range).map_err(backend)? {
         let (k, v) = row.map_err(backend)?;
-        out.push(decode(name, k, v)?);
+        out.push(decode(k, v)?);
     }
     Ok(out)
+}
+
+/// The record at `key`, decoded by `decode`.
+fn get<T>(
+    db: &tables::Db,
+    txn: &RoTxn,
+    key: &[u8],
+    decode: fn(&[u8], &[u8]) -> Result<T, StoreError>,
+) -> Result<Option<T>, StoreError> {
+    db.get(txn, key)
+        .map_err(backend)?
+        .map(|v| decode(key, v))
+        .transpose()
 }
 
 fn episode_in(
@@ -76,7 +90,27 @@ fn episode_in(
     txn: &RoTxn,
     fingerprint: &str,
 ) -> Result<Option<MemoryEpisode>, StoreError> {
-    get_json(&t.episodes, "episodes", txn, fingerprint.as_bytes())
+    get(&t.episodes, txn, fingerprint.as_bytes(), records::episode)
+}
+
+/// The lesson an earlier release stored where it differs from today's rendering, or else
+/// the lesson rendered from the episode's draft.
+pub(super) fn lesson_in(
+    t: &Tables,
+    txn: &RoTxn,
+    fingerprint: &str,
+) -> Result<Option<Lesson>, StoreError> {
+    if let Some(kept) = get_json(&t.lessons, "lessons", txn, fingerprint.as_bytes())? {
+        return Ok(Some(kept));
+    }
+    let Some(d) = get(&t.episodes, txn, fingerprint.as_bytes(), records::draft)? else {
+        return Ok(None);
+    };
+    Ok(Some(crate::learning::render(
+        &d.incident_fingerprint,
+        &d.resolution_nl,
+        d.facts.iter().map(|f| (f.relation, &f.entity)),
+    )))
 }
 
 fn entity_facts_in(
@@ -86,7 +120,7 @@ fn entity_facts_in(
 ) -> Result<Vec<FactEdge>, StoreError> {
     let mut out = Vec::new();
     for fkey in duplicates(&t.entity_facts, txn, &keys::entity(entity))? {
-        out.extend(get_json(&t.facts, "facts", txn, &fkey)?);
+        out.extend(get(&t.facts, txn, &fkey, records::fact)?);
     }
     Ok(out)
 }
@@ -130,12 +164,7 @@ impl MemoryStore for EmbeddedStore {
         let txn = self.read()?;
         let mut out = Vec::with_capacity(fingerprints.len());
         for fp in fingerprints {
-            out.extend(get_json(
-                &self.tables.lessons,
-                "lessons",
-                &txn,
-                fp.as_bytes(),
-            )?);
+            out.extend(lesson_in(&self.tables, &txn, fp)?);
         }
         Ok(out)
     }
@@ -178,12 +207,7 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn lesson(&self, fingerprint: &str) -> Result<Option<Lesson>, StoreError> {
-        get_json(
-            &self.tables.lessons,
-            "lessons",
-            &*self.read()?,
-            fingerprint.as_bytes(),
-        )
+        lesson_in(&self.tables, &*self.read()?, fingerprint)
     }
 
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
@@ -271,7 +295,12 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
-        prefixed(&self.tables.facts, "facts", &*self.read()?, fingerprint)
+        prefixed(
+            &self.tables.facts,
+            &*self.read()?,
+            fingerprint,
+            records::fact,
+        )
     }
 
     fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
@@ -281,9 +310,9 @@ impl MemoryStore for EmbeddedStore {
     fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
         prefixed(
             &self.tables.supersedes,
-            "supersedes",
             &*self.read()?,
             fingerprint,
+            records::supersession,
         )
     }
 
@@ -292,7 +321,7 @@ impl MemoryStore for EmbeddedStore {
         let t = &self.tables;
         let mut out = Vec::new();
         for skey in duplicates(&t.superseded_by, &txn, fingerprint.as_bytes())? {
-            out.extend(get_json(&t.supersedes, "supersedes", &txn, &skey)?);
+            out.extend(get(&t.supersedes, &txn, &skey, records::supersession)?);
         }
         Ok(out)
     }
@@ -339,18 +368,18 @@ impl MemoryStore for EmbeddedStore {
         let mut out = Vec::with_capacity(fkeys.len());
         for key in &fkeys {
             let corrupt = |message: &str| StoreError::Corrupt {
-                table: "fact_times",
+                table: "facts",
                 key: keys::display(key),
                 message: message.to_string(),
             };
             let (fp, relation) =
                 keys::fact_parts(key).ok_or_else(|| corrupt("malformed fact key"))?;
             let [t_valid, t_invalid, ingested, expired] = t
-                .fact_times
+                .facts
                 .get(&txn, key)
                 .map_err(backend)?
-                .and_then(keys::times_of::<4>)
-                .ok_or_else(|| corrupt("fact without times"))?;
+                .and_then(records::fact_times)
+                .ok_or_else(|| corrupt("an index row without its fact"))?;
             let [concluded, episode_ingested, episode_valid] = t
                 .episode_times
                 .get(&txn, fp.as_bytes())
@@ -410,8 +439,7 @@ impl MemoryStore for EmbeddedStore {
         let mut out = Vec::new();
         for row in self.tables.entities.iter(&txn).map_err(backend)? {
             let (k, v) = row.map_err(backend)?;
-            let entity: crate::model::MemoryEntity = decode("entities", k, v)?;
-            out.push(entity.key);
+            out.push(records::entity(k, v)?.key);
         }
         Ok(out)
     }

@@ -8,39 +8,41 @@ use heed::{CommitOrAbort, Database, DatabaseFlags, Env, RoTxn, RwTxn, WithoutTls
 use super::backend;
 use crate::store::StoreError;
 
-/// 1 was the single-process redb layout (migrated on open); 2 is this LMDB layout.
-pub const SCHEMA_VERSION: u32 = 2;
+/// 1 was the single-process redb layout; 2 the LMDB layout with JSON records; 3 is this
+/// one, with the compact records of [`super::records`]. Both older ones migrate on open.
+pub const SCHEMA_VERSION: u32 = 3;
+/// The LMDB layout with JSON records, an episode's draft in `drafts` and fact times in
+/// `fact_times`.
+pub const SCHEMA_JSON: u32 = 2;
 
 pub type Db = Database<'static, Bytes, Bytes>;
 
 #[derive(Clone, Copy)]
 pub struct Tables {
-    /// fingerprint -> JSON `MemoryEpisode`
+    /// fingerprint -> the episode and the draft it was written from (its canonical content,
+    /// for idempotent re-ingest): [`super::records::encode_episode`]
     pub episodes: Db,
-    /// fingerprint -> JSON `EpisodeDraft`: the canonical content, for idempotent re-ingest.
-    pub drafts: Db,
-    /// type\0ref -> JSON `MemoryEntity`
+    /// type\0ref -> [`super::records::encode_entity`]
     pub entities: Db,
-    /// fp\0RELATION\0type\0ref -> JSON `FactEdge`
+    /// fp\0RELATION\0type\0ref -> [`super::records::encode_fact`], whose fixed-width times
+    /// come first so graph traversal tests validity without decoding the rest
     pub facts: Db,
     /// type\0ref -> fact keys (duplicates sorted)
     pub entity_facts: Db,
-    /// new\0prior\0type\0ref -> JSON `Supersession`
+    /// new\0prior\0type\0ref -> [`super::records::encode_supersession`]
     pub supersedes: Db,
     /// prior -> supersession keys (duplicates sorted)
     pub superseded_by: Db,
     /// [`super::keys::timeline`]: (concluded_at, fingerprint) -> nothing
     pub timeline: Db,
-    /// fact key -> (t_valid, t_invalid, ingested_at, expired_at) ms, i64::MAX for none: lets
-    /// graph traversal test validity without decoding fact records.
-    pub fact_times: Db,
     /// fingerprint -> (concluded_at, ingested_at, t_valid) ms
     pub episode_times: Db,
     /// ingest sequence (u64 BE) -> fingerprint: the order the store learned of episodes.
     pub ingest_log: Db,
     /// name -> u64
     pub counters: Db,
-    /// fingerprint -> the episode's rendered Reflexion lesson (JSON).
+    /// fingerprint -> a Reflexion lesson (JSON) stored by an earlier release that differs from
+    /// what this one renders from the episode; every other lesson is rendered on read.
     pub lessons: Db,
     /// `name \0 version` (zero-padded) -> one version of a skill (JSON); never rewritten.
     pub skills: Db,
@@ -52,14 +54,12 @@ pub struct Tables {
     pub meta: Db,
 }
 
-const PLAIN: [&str; 14] = [
+pub(super) const PLAIN: [&str; 12] = [
     "episodes",
-    "drafts",
     "entities",
     "facts",
     "supersedes",
     "timeline",
-    "fact_times",
     "episode_times",
     "ingest_log",
     "counters",
@@ -68,7 +68,7 @@ const PLAIN: [&str; 14] = [
     "code_units",
     "meta",
 ];
-const DUPLICATES: [&str; 3] = ["entity_facts", "superseded_by", "service_code"];
+pub(super) const DUPLICATES: [&str; 3] = ["entity_facts", "superseded_by", "service_code"];
 
 /// META: the layout version, the store's identity, the latest knowledge time written (ms),
 /// and which Strata version created the store.
@@ -84,15 +84,35 @@ pub const COUNT_RESOLVED_BY: &str = "resolved_by";
 pub const COUNT_INVALIDATED: &str = "invalidated";
 
 impl Tables {
-    fn assemble(plain: [Option<Db>; 14], duplicates: [Option<Db>; 3]) -> Option<Tables> {
+    /// The table called `name` in [`PLAIN`] or [`DUPLICATES`].
+    pub fn by_name(&self, name: &str) -> Option<Db> {
+        Some(match name {
+            "episodes" => self.episodes,
+            "entities" => self.entities,
+            "facts" => self.facts,
+            "entity_facts" => self.entity_facts,
+            "supersedes" => self.supersedes,
+            "superseded_by" => self.superseded_by,
+            "timeline" => self.timeline,
+            "episode_times" => self.episode_times,
+            "ingest_log" => self.ingest_log,
+            "counters" => self.counters,
+            "lessons" => self.lessons,
+            "skills" => self.skills,
+            "code_units" => self.code_units,
+            "service_code" => self.service_code,
+            "meta" => self.meta,
+            _ => return None,
+        })
+    }
+
+    fn assemble(plain: [Option<Db>; 12], duplicates: [Option<Db>; 3]) -> Option<Tables> {
         let [
             episodes,
-            drafts,
             entities,
             facts,
             supersedes,
             timeline,
-            fact_times,
             episode_times,
             ingest_log,
             counters,
@@ -104,14 +124,12 @@ impl Tables {
         let [entity_facts, superseded_by, service_code] = duplicates;
         Some(Tables {
             episodes: episodes?,
-            drafts: drafts?,
             entities: entities?,
             facts: facts?,
             entity_facts: entity_facts?,
             supersedes: supersedes?,
             superseded_by: superseded_by?,
             timeline: timeline?,
-            fact_times: fact_times?,
             episode_times: episode_times?,
             ingest_log: ingest_log?,
             counters: counters?,
@@ -146,7 +164,7 @@ impl Tables {
             .collect::<Result<Vec<_>, _>>()
             .map_err(backend)?;
         Ok(Self::assemble(
-            plain.try_into().unwrap_or([None; 14]),
+            plain.try_into().unwrap_or([None; 12]),
             dups.try_into().unwrap_or([None; 3]),
         ))
     }
@@ -167,7 +185,7 @@ impl Tables {
                     options.name(name).flags(DatabaseFlags::DUP_SORT);
                     dups.push(options.create(txn)?);
                 }
-                let plain: [Database<'_, Bytes, Bytes>; 14] = plain
+                let plain: [Database<'_, Bytes, Bytes>; 12] = plain
                     .try_into()
                     .map_err(|_| heed::Error::Io(std::io::Error::other("table count")))?;
                 let dups: [Database<'_, Bytes, Bytes>; 3] = dups

@@ -3,10 +3,10 @@ use serde::Serialize;
 
 use super::read::{decode, get_json};
 use super::tables::{self, Tables};
-use super::{EmbeddedStore, backend, keys};
+use super::{EmbeddedStore, backend, keys, records};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
-use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession, Timestamp};
-use crate::store::{ApplyReport, BatchItem, EpisodeDraft, StoreError, WriteBatch, rules};
+use crate::model::{MemoryEntity, Relation, Supersession, Timestamp};
+use crate::store::{ApplyReport, BatchItem, StoreError, WriteBatch, rules};
 
 impl EmbeddedStore {
     pub(crate) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
@@ -152,27 +152,6 @@ fn supersedes_only(mut item: BatchItem) -> BatchItem {
     item
 }
 
-/// Renders and stores the lesson of every episode that has none.
-pub(super) fn backfill_lessons(txn: &mut RwTxn, t: &Tables) -> Result<(), StoreError> {
-    let mut missing = Vec::new();
-    for row in t.drafts.iter(txn).map_err(backend)? {
-        let (fp, bytes) = row.map_err(backend)?;
-        if t.lessons.get(txn, fp).map_err(backend)?.is_some() {
-            continue;
-        }
-        let draft: EpisodeDraft = decode("drafts", fp, bytes)?;
-        missing.push(crate::learning::render(
-            &draft.incident_fingerprint,
-            &draft.resolution_nl,
-            draft.facts.iter().map(|f| (f.relation, &f.entity)),
-        ));
-    }
-    for lesson in missing {
-        put_json(txn, &t.lessons, lesson.episode.as_bytes(), &lesson)?;
-    }
-    Ok(())
-}
-
 #[derive(Default)]
 struct Counts {
     mentions: u64,
@@ -309,8 +288,9 @@ impl Writer<'_, '_> {
         let t = self.t;
         let d = &item.draft;
         let fp = d.incident_fingerprint.as_str();
-        let stored: Option<EpisodeDraft> = get_json(&t.drafts, "drafts", self.txn, fp.as_bytes())?;
-        if let Some(stored) = stored {
+        let stored = t.episodes.get(self.txn, fp.as_bytes()).map_err(backend)?;
+        if let Some(bytes) = stored {
+            let stored = records::draft(fp.as_bytes(), bytes)?;
             if &stored == d {
                 report.unchanged_episodes += 1;
                 return Ok(());
@@ -318,17 +298,12 @@ impl Writer<'_, '_> {
             return Err(rules::rewritten(item, &stored, d));
         }
         self.check_knowledge_time(item)?;
-        let episode = MemoryEpisode {
-            incident_fingerprint: d.incident_fingerprint.clone(),
-            summary_nl: d.summary_nl.clone(),
-            resolution_nl: d.resolution_nl.clone(),
-            concluded_at: d.concluded_at,
-            t_valid: d.t_valid,
-            ingested_at: item.ingested_at,
-            provenance: d.provenance.clone(),
-        };
-        put_json(self.txn, &t.episodes, fp.as_bytes(), &episode)?;
-        put_json(self.txn, &t.drafts, fp.as_bytes(), d)?;
+        put(
+            self.txn,
+            &t.episodes,
+            fp.as_bytes(),
+            &records::encode_episode(d, item.ingested_at)?,
+        )?;
         put(
             self.txn,
             &t.timeline,
@@ -358,12 +333,6 @@ impl Writer<'_, '_> {
             ]),
         )?;
         report.new_episodes += 1;
-        let lesson = crate::learning::render(
-            fp,
-            &d.resolution_nl,
-            d.facts.iter().map(|f| (f.relation, &f.entity)),
-        );
-        put_json(self.txn, &t.lessons, fp.as_bytes(), &lesson)?;
         for skill in &d.skills {
             if self.write_skill(
                 &item.origin,
@@ -382,19 +351,18 @@ impl Writer<'_, '_> {
                     key: fact.entity.clone(),
                     ingested_at: item.ingested_at,
                 };
-                put_json(self.txn, &t.entities, &ekey, &entity)?;
+                put(
+                    self.txn,
+                    &t.entities,
+                    &ekey,
+                    &records::encode_entity(&entity)?,
+                )?;
                 report.new_entities += 1;
             }
             let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
             let fkey = keys::fact(fp, fact.relation, &fact.entity);
-            put_json(self.txn, &t.facts, &fkey, &edge)?;
+            put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
             put(self.txn, &t.entity_facts, &ekey, &fkey)?;
-            put(
-                self.txn,
-                &t.fact_times,
-                &fkey,
-                &keys::times(times_of(&edge)),
-            )?;
             match fact.relation {
                 Relation::Mentions => self.pending.mentions += 1,
                 Relation::ResolvedBy => self.pending.resolved_by += 1,
@@ -426,7 +394,12 @@ impl Writer<'_, '_> {
             let mut found = false;
             for relation in Relation::ALL {
                 let fkey = keys::fact(&s.prior, relation, &s.entity);
-                let Some(mut edge) = get_json::<FactEdge>(&t.facts, "facts", self.txn, &fkey)?
+                let Some(mut edge) = t
+                    .facts
+                    .get(self.txn, &fkey)
+                    .map_err(backend)?
+                    .map(|bytes| records::fact(&fkey, bytes))
+                    .transpose()?
                 else {
                     continue;
                 };
@@ -437,13 +410,7 @@ impl Writer<'_, '_> {
                     edge.t_invalid = Some(s.t_invalid);
                     edge.expired_at = Some(item.ingested_at);
                     edge.superseded_by = Some(fp.to_string());
-                    put_json(self.txn, &t.facts, &fkey, &edge)?;
-                    put(
-                        self.txn,
-                        &t.fact_times,
-                        &fkey,
-                        &keys::times(times_of(&edge)),
-                    )?;
+                    put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
                     self.pending.invalidated += 1;
                     report.closed_facts += 1;
                 }
@@ -467,7 +434,12 @@ impl Writer<'_, '_> {
                     expired_at: None,
                     provenance: d.provenance.clone(),
                 };
-                put_json(self.txn, &t.supersedes, &skey, &lineage)?;
+                put(
+                    self.txn,
+                    &t.supersedes,
+                    &skey,
+                    &records::encode_supersession(&lineage)?,
+                )?;
                 put(self.txn, &t.superseded_by, s.prior.as_bytes(), &skey)?;
                 report.new_supersessions += 1;
             }
@@ -498,14 +470,4 @@ impl Writer<'_, '_> {
         }
         Ok(())
     }
-}
-
-pub(super) fn times_of(f: &FactEdge) -> [i64; 4] {
-    let ms = |t: Option<crate::model::Timestamp>| t.map_or(i64::MAX, |t| t.millis());
-    [
-        f.t_valid.millis(),
-        ms(f.t_invalid),
-        f.ingested_at.millis(),
-        ms(f.expired_at),
-    ]
 }

@@ -1,41 +1,36 @@
 //! Migration of the single-process redb store (schema 1, `strata.redb`) into the shared
-//! layout, inside the transaction that creates it: every record is copied as it is (the
-//! values are the same JSON), or nothing is.
+//! layout with JSON records (schema 2), inside the transaction that creates it: every record
+//! is copied as it is (the values are the same JSON), or nothing is. [`super::compact`] then
+//! takes it to today's layout.
 
 use std::path::Path;
 
 use heed::RwTxn;
+use heed::types::Bytes;
 use redb::{
     MultimapTableDefinition, ReadTransaction, ReadableDatabase, ReadableMultimapTable,
     ReadableTable, TableDefinition, TableError,
 };
 
-use super::tables::{self, Db, Tables};
-use super::{backend, keys};
+use super::JsonTables;
 use crate::store::StoreError;
+use crate::store::embedded::{backend, keys, tables};
+
+type Db<'e> = heed::Database<'e, Bytes, Bytes>;
 
 /// A failure reading the earlier (redb) format.
 fn legacy(e: impl std::fmt::Display) -> StoreError {
     StoreError::Migration(e.to_string())
 }
 
-/// A table of the new layout, picked from [`Tables`].
-type Pick = fn(&Tables) -> Db;
+const BYTES_BY_STR: [&str; 5] = ["episodes", "drafts", "lessons", "skills", "code_units"];
+const BYTES_BY_BYTES: [&str; 3] = ["entities", "facts", "supersedes"];
 
-const BYTES_BY_STR: [(&str, Pick); 5] = [
-    ("episodes", |t| t.episodes),
-    ("drafts", |t| t.drafts),
-    ("lessons", |t| t.lessons),
-    ("skills", |t| t.skills),
-    ("code_units", |t| t.code_units),
-];
-const BYTES_BY_BYTES: [(&str, Pick); 3] = [
-    ("entities", |t| t.entities),
-    ("facts", |t| t.facts),
-    ("supersedes", |t| t.supersedes),
-];
-
-pub(super) fn from_redb(path: &Path, txn: &mut RwTxn, t: &Tables) -> Result<(), StoreError> {
+pub(in crate::store::embedded) fn from_redb(
+    path: &Path,
+    txn: &mut RwTxn,
+    t: &JsonTables<'_>,
+) -> Result<(), StoreError> {
     let fail = |e: &dyn std::fmt::Display| StoreError::Open {
         path: path.to_path_buf(),
         message: format!("cannot migrate the old store: {e}"),
@@ -61,27 +56,38 @@ fn optional<T>(opened: Result<T, TableError>) -> Result<Option<T>, TableError> {
     }
 }
 
-fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, StoreError> {
+fn copy_all(
+    read: &ReadTransaction,
+    txn: &mut RwTxn,
+    json: &JsonTables<'_>,
+) -> Result<u64, StoreError> {
+    let t = &json.t;
     let mut copied = 0u64;
-    let mut put = |txn: &mut RwTxn, db: Db, k: &[u8], v: &[u8]| -> Result<(), StoreError> {
+    let mut put = |txn: &mut RwTxn, db: Db<'_>, k: &[u8], v: &[u8]| -> Result<(), StoreError> {
         copied += 1;
         db.put(txn, k, v).map_err(backend)
     };
-    for (name, db) in BYTES_BY_STR {
+    let table = |name: &str| {
+        json.by_name(name)
+            .ok_or_else(|| StoreError::Internal(format!("no table {name} to migrate into")))
+    };
+    for name in BYTES_BY_STR {
         let def: TableDefinition<&str, &[u8]> = TableDefinition::new(name);
-        if let Some(table) = optional(read.open_table(def)).map_err(legacy)? {
-            for row in table.iter().map_err(legacy)? {
+        if let Some(rows) = optional(read.open_table(def)).map_err(legacy)? {
+            let db = table(name)?;
+            for row in rows.iter().map_err(legacy)? {
                 let (k, v) = row.map_err(legacy)?;
-                put(txn, db(t), k.value().as_bytes(), v.value())?;
+                put(txn, db, k.value().as_bytes(), v.value())?;
             }
         }
     }
-    for (name, db) in BYTES_BY_BYTES {
+    for name in BYTES_BY_BYTES {
         let def: TableDefinition<&[u8], &[u8]> = TableDefinition::new(name);
-        if let Some(table) = optional(read.open_table(def)).map_err(legacy)? {
-            for row in table.iter().map_err(legacy)? {
+        if let Some(rows) = optional(read.open_table(def)).map_err(legacy)? {
+            let db = table(name)?;
+            for row in rows.iter().map_err(legacy)? {
                 let (k, v) = row.map_err(legacy)?;
-                put(txn, db(t), k.value(), v.value())?;
+                put(txn, db, k.value(), v.value())?;
             }
         }
     }
@@ -139,7 +145,7 @@ fn copy_all(read: &ReadTransaction, txn: &mut RwTxn, t: &Tables) -> Result<u64, 
         for row in table.iter().map_err(legacy)? {
             let (k, v) = row.map_err(legacy)?;
             let (a, b, c, d) = v.value();
-            put(txn, t.fact_times, k.value(), &keys::times([a, b, c, d]))?;
+            put(txn, json.fact_times, k.value(), &keys::times([a, b, c, d]))?;
         }
     }
     let episode_times: TableDefinition<&str, (i64, i64, i64)> =
