@@ -236,12 +236,14 @@ fn a_schema_2_store_is_rewritten_as_compact_records_keeping_every_record() {
     assert_eq!(report.checked_episodes, 308);
     let generation = store.generation().unwrap();
     let sizes = store.table_sizes().unwrap();
-    let names: Vec<&str> = sizes.iter().map(|s| s.table).collect();
-    assert!(!names.contains(&"drafts") && !names.contains(&"fact_times"));
     let lessons = sizes.iter().find(|s| s.table == "lessons").unwrap();
     assert_eq!(lessons.entries, 0, "every lesson renders as it was stored");
     drop(store);
     assert_eq!(schema_of(dir.path()), "3");
+    // The retired tables stay, empty, so an older release finds every table it knows and
+    // refuses the store as newer instead of creating them.
+    let retired = raw_lmdb_dump(&dir.path().join("store"), &["drafts", "fact_times"]);
+    assert!(retired["drafts"].is_empty() && retired["fact_times"].is_empty());
     let compact_rows = raw_lmdb_dump(&dir.path().join("store"), &["episodes", "facts"]);
     let sum = |rows: &Vec<(Vec<u8>, Vec<u8>)>| rows.iter().map(|r| r.1.len()).sum::<usize>();
     // An episode's value now holds its draft too.
@@ -330,6 +332,53 @@ fn a_schema_2_store_that_cannot_migrate_is_left_as_it_was() {
     let out = strata(dir.path(), &["stats"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains(&shown), "{}", stderr(&out));
+}
+
+#[test]
+fn a_lesson_an_earlier_release_rendered_differently_is_kept_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    schema_2_store(dir.path());
+    let env = dir.path().join("store");
+    let fp = b"pipe|and:colon#7";
+    raw_lmdb_edit(&env, "lessons", |db, txn| {
+        let stored = db.get(txn, fp).unwrap().unwrap().to_vec();
+        let mut lesson: serde_json::Value = serde_json::from_slice(&stored).unwrap();
+        lesson["text"] = serde_json::json!("an older wording of this lesson");
+        db.put(txn, fp, &serde_json::to_vec(&lesson).unwrap())
+            .unwrap();
+    });
+
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    let kept = store.lesson("pipe|and:colon#7").unwrap().unwrap();
+    assert_eq!(kept.text, "an older wording of this lesson");
+    let rendered = store.lesson("INC-0008").unwrap().unwrap();
+    assert!(rendered.text.starts_with("Lesson: "), "{}", rendered.text);
+    let lessons = store.lessons(&["pipe|and:colon#7".into()]).unwrap();
+    assert_eq!(lessons, vec![kept]);
+    let sizes = store.table_sizes().unwrap();
+    assert_eq!(
+        sizes.iter().find(|s| s.table == "lessons").unwrap().entries,
+        1
+    );
+    let report = store.check().unwrap();
+    assert!(report.is_consistent(), "{:?}", report.problems);
+}
+
+#[test]
+fn fact_times_an_earlier_release_left_stale_are_taken_from_the_fact_records() {
+    let dir = tempfile::tempdir().unwrap();
+    schema_2_store(dir.path());
+    raw_lmdb_edit(&dir.path().join("store"), "fact_times", |db, txn| {
+        let (key, _) = db.iter(txn).unwrap().nth(11).unwrap().unwrap();
+        let key = key.to_vec();
+        db.put(txn, &key, &[0u8; 32]).unwrap();
+        let (key, _) = db.iter(txn).unwrap().nth(12).unwrap().unwrap();
+        let key = key.to_vec();
+        db.delete(txn, &key).unwrap();
+    });
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert_same_transcript(&transcript(&store), &fixture_transcript());
+    assert!(store.check().unwrap().is_consistent());
 }
 
 #[test]

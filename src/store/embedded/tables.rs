@@ -69,6 +69,10 @@ pub(super) const PLAIN: [&str; 12] = [
     "meta",
 ];
 pub(super) const DUPLICATES: [&str; 3] = ["entity_facts", "superseded_by", "service_code"];
+/// Tables of schema 2 that hold nothing now. They are still created, and kept empty by the
+/// migration, because a release before schema 3 creates any table it misses before it reads
+/// the schema version: finding them all, it refuses the store as newer and writes nothing.
+pub(super) const RETIRED: [&str; 2] = ["drafts", "fact_times"];
 
 /// META: the layout version, the store's identity, the latest knowledge time written (ms),
 /// and which Strata version created the store.
@@ -178,6 +182,9 @@ impl Tables {
                 let mut plain = Vec::with_capacity(PLAIN.len());
                 for name in PLAIN {
                     plain.push(dbo.create_database::<Bytes, Bytes>(txn, Some(name))?);
+                }
+                for name in RETIRED {
+                    dbo.create_database::<Bytes, Bytes>(txn, Some(name))?;
                 }
                 let mut dups = Vec::with_capacity(DUPLICATES.len());
                 for name in DUPLICATES {

@@ -1,8 +1,13 @@
 //! Schema 2 (JSON records, a draft beside each episode, fact times in their own table) to
 //! schema 3 ([`crate::store::embedded::records`]), in one write transaction: every record is
-//! rewritten in its compact form or nothing is. What schema 3 derives instead of storing (an
-//! episode's draft, a fact's times, a lesson that renders the same) is checked against what
-//! was stored before it is dropped; a lesson that renders differently today is kept as stored.
+//! rewritten in its compact form or nothing is. Each compact record is decoded again and
+//! compared with the JSON one (so what its key now carries, and an episode's fields now read
+//! from its draft, are checked); a lesson that renders differently today is kept as stored.
+//! The fact times table was an index of the fact records: where it disagreed, the record
+//! wins, and the count is logged.
+//!
+//! The writer lock is held throughout: at a million episodes that is tens of seconds, and a
+//! writer in another process waits for it (or gives up after its bound, saying why).
 
 use std::ops::Bound;
 
@@ -44,21 +49,18 @@ pub(in crate::store::embedded) fn to_compact(
                 return Ok(CommitOrAbort::Abort(()));
             }
             let json = JsonTables::create(*t, dbo, txn)?;
-            let counts = rewrite_all(txn, &json)?;
+            let counts = rewrite_all(txn, &json, shared)?;
             tracing::info!(
-                episodes = counts[0],
-                facts = counts[1],
-                supersessions = counts[2],
-                entities = counts[3],
-                lessons_kept = counts[4],
+                episodes = counts.episodes,
+                facts = counts.facts,
+                fact_times_repaired = counts.times_repaired,
+                supersessions = counts.supersessions,
+                entities = counts.entities,
+                lessons_kept = counts.lessons_kept,
                 "migrated the store to compact records (schema {SCHEMA_VERSION})"
             );
-            // SAFETY: the two handles were opened in this transaction and are not used after
-            // it; this release opens neither table anywhere else.
-            unsafe {
-                json.drafts.remove(txn)?;
-                json.fact_times.remove(txn)?;
-            }
+            json.drafts.clear(txn)?;
+            json.fact_times.clear(txn)?;
             tables::meta_put(t, txn, tables::SCHEMA, &SCHEMA_VERSION.to_string())?;
             tables::add_to_counter(t, txn, tables::GENERATION, 1)?;
             Ok(CommitOrAbort::Commit(()))
@@ -67,9 +69,23 @@ pub(in crate::store::embedded) fn to_compact(
     Ok(matches!(done, CommitOrAbort::Commit(())))
 }
 
-/// Rewrites each table; returns the episodes, facts, supersessions and entities rewritten
-/// and the lessons kept.
-fn rewrite_all(txn: &mut RwTxn, json: &JsonTables<'_>) -> Result<[u64; 5], StoreError> {
+/// What a migration rewrote, repaired and kept.
+#[derive(Default)]
+struct Counts {
+    episodes: u64,
+    facts: u64,
+    times_repaired: u64,
+    supersessions: u64,
+    entities: u64,
+    lessons_kept: u64,
+}
+
+fn rewrite_all(
+    txn: &mut RwTxn,
+    json: &JsonTables<'_>,
+    shared: &SharedEnv,
+) -> Result<Counts, StoreError> {
+    let mut counts = Counts::default();
     let t = &json.t;
     let drafts = json.drafts;
     let fact_times = json.fact_times;
@@ -80,47 +96,51 @@ fn rewrite_all(txn: &mut RwTxn, json: &JsonTables<'_>) -> Result<[u64; 5], Store
         json_record("drafts", fp, bytes)
     };
 
-    let episodes = rewrite(txn, t.episodes, |txn, fp, bytes| {
+    counts.episodes = rewrite(shared, txn, t.episodes, |txn, fp, bytes| {
         let episode: MemoryEpisode = json_record("episodes", fp, bytes)?;
         let draft = draft_of(txn, fp)?;
-        if draft.incident_fingerprint.as_bytes() != fp
-            || episode.incident_fingerprint.as_bytes() != fp
-            || (draft.concluded_at, draft.t_valid) != (episode.concluded_at, episode.t_valid)
-        {
+        let encoded = records::encode_episode(&draft, episode.ingested_at)?;
+        if records::episode(fp, &encoded)? != episode || records::draft(fp, &encoded)? != draft {
             return Err(missing("episode", fp, "and its draft disagree"));
-        }
-        Ok(Some(Rewrite::Put(records::encode_episode(
-            &draft,
-            episode.ingested_at,
-        )?)))
-    })?;
-
-    let facts = rewrite(txn, t.facts, |txn, key, bytes| {
-        let fact: FactEdge = json_record("facts", key, bytes)?;
-        let encoded = records::encode_fact(&fact)?;
-        let times = fact_times.get(txn, key)?;
-        if times.and_then(keys::times_of::<4>) != records::fact_times(&encoded) {
-            return Err(missing(
-                "fact",
-                key,
-                "has times that disagree with its record",
-            ));
         }
         Ok(Some(Rewrite::Put(encoded)))
     })?;
 
-    let supersessions = rewrite(txn, t.supersedes, |_, key, bytes| {
+    let mut repaired = 0;
+    counts.facts = rewrite(shared, txn, t.facts, |txn, key, bytes| {
+        let fact: FactEdge = json_record("facts", key, bytes)?;
+        let encoded = records::encode_fact(&fact)?;
+        if records::fact(key, &encoded)? != fact {
+            return Err(missing("fact", key, "holds another fact"));
+        }
+        let indexed = fact_times.get(txn, key)?.and_then(keys::times_of::<4>);
+        if indexed != records::fact_times(&encoded) {
+            repaired += 1;
+        }
+        Ok(Some(Rewrite::Put(encoded)))
+    })?;
+    counts.times_repaired = repaired;
+
+    counts.supersessions = rewrite(shared, txn, t.supersedes, |_, key, bytes| {
         let s: Supersession = json_record("supersedes", key, bytes)?;
-        Ok(Some(Rewrite::Put(records::encode_supersession(&s)?)))
+        let encoded = records::encode_supersession(&s)?;
+        if records::supersession(key, &encoded)? != s {
+            return Err(missing("supersession", key, "holds another supersession"));
+        }
+        Ok(Some(Rewrite::Put(encoded)))
     })?;
 
-    let entities = rewrite(txn, t.entities, |_, key, bytes| {
+    counts.entities = rewrite(shared, txn, t.entities, |_, key, bytes| {
         let e: MemoryEntity = json_record("entities", key, bytes)?;
-        Ok(Some(Rewrite::Put(records::encode_entity(&e)?)))
+        let encoded = records::encode_entity(&e)?;
+        if records::entity(key, &encoded)? != e {
+            return Err(missing("entity", key, "holds another entity"));
+        }
+        Ok(Some(Rewrite::Put(encoded)))
     })?;
 
     let mut kept = 0;
-    rewrite(txn, t.lessons, |txn, fp, bytes| {
+    rewrite(shared, txn, t.lessons, |txn, fp, bytes| {
         let stored: Lesson = json_record("lessons", fp, bytes)?;
         let draft = draft_of(txn, fp)?;
         let rendered = crate::learning::render(
@@ -135,12 +155,15 @@ fn rewrite_all(txn: &mut RwTxn, json: &JsonTables<'_>) -> Result<[u64; 5], Store
             Ok(None)
         }
     })?;
-    Ok([episodes, facts, supersessions, entities, kept])
+    counts.lessons_kept = kept;
+    Ok(counts)
 }
 
 /// Walks `db` in chunks of [`CHUNK`] keys, asking `decide` what becomes of each row (`None`:
-/// it stays), and applies the answers between chunks; returns the rows rewritten.
+/// it stays), and applies the answers between chunks; returns the rows rewritten. Between
+/// chunks the store's mapped pages are let go, so memory follows the chunk, not the store.
 fn rewrite(
+    shared: &SharedEnv,
     txn: &mut RwTxn,
     db: Db<'_>,
     mut decide: impl FnMut(&RwTxn, &[u8], &[u8]) -> Result<Option<Rewrite>, StoreError>,
@@ -176,6 +199,7 @@ fn rewrite(
                 None => {}
             }
         }
+        shared.release_mapped_pages();
     }
 }
 

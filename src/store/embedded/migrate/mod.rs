@@ -9,11 +9,11 @@ pub(super) mod redb;
 use heed::types::Bytes;
 use heed::{Database, DatabaseOpener, RwTxn, WithoutTls};
 
-use super::tables::Tables;
+use super::tables::{RETIRED, Tables};
 
-/// Schema 2 had these two tables besides today's.
-const DRAFTS: &str = "drafts";
-const FACT_TIMES: &str = "fact_times";
+/// The two tables schema 2 had besides today's (schema 3 keeps them empty: [`RETIRED`]).
+const DRAFTS: &str = RETIRED[0];
+const FACT_TIMES: &str = RETIRED[1];
 
 /// The tables of schema 2 (JSON records): today's, and the two it had besides.
 pub(super) struct JsonTables<'e> {
