@@ -448,6 +448,13 @@ pub enum BenchCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Fills the embedded store of --data with synthetic episodes, as the other benches do
+    /// (they run it as a child process, so their peak memory is their own)
+    #[command(hide = true)]
+    Fill {
+        #[arg(long)]
+        episodes: usize,
+    },
     /// Ingest throughput and open time of the embedded store at each size (JSON)
     Store {
         /// Comma-separated store sizes

@@ -18,6 +18,9 @@ use crate::model::{AsOf, Timestamp};
 
 type Db = Database<'static, Bytes, Bytes>;
 
+/// A refresh lets go of the mapped pages of the stored vectors it read every this many rows.
+const RELEASE_AFTER_ROWS: usize = 16_384;
+
 /// One vector and the times that decide whether an as-of query may see it.
 pub struct VectorRow {
     pub fingerprint: String,
@@ -55,6 +58,15 @@ fn quantise(vector: &[f32], codes: &mut [i8]) -> f32 {
 }
 
 impl Matrix {
+    fn reserve(&mut self, rows: usize, dimension: usize) {
+        self.positions.reserve(rows);
+        self.fingerprints.reserve(rows);
+        self.ingested_at.reserve(rows);
+        self.t_valid.reserve(rows);
+        self.codes.reserve(rows * dimension);
+        self.scales.reserve(rows);
+    }
+
     fn push(&mut self, fingerprint: &str, ingested_at: i64, t_valid: i64, vector: &[f32]) {
         let d = vector.len();
         if let Some(&i) = self.positions.get(fingerprint) {
@@ -451,27 +463,51 @@ impl VectorIndex {
                 ..Loaded::default()
             };
         }
-        let from = (loaded.sequence + 1).to_be_bytes();
-        let range = (
-            std::ops::Bound::Included(from.as_slice()),
-            std::ops::Bound::Unbounded,
-        );
-        let mut newest = loaded.sequence;
-        for row in t.log.range(&txn, &range).map_err(|e| self.err(&e))? {
-            let (seq, fp) = row.map_err(|e| self.err(&e))?;
-            newest = <[u8; 8]>::try_from(seq).map_or(newest, u64::from_be_bytes);
-            let Some(bytes) = t.vectors.get(&txn, fp).map_err(|e| self.err(&e))? else {
-                continue;
-            };
-            let (known, valid, vector) = self.decode(bytes)?;
-            let fp = String::from_utf8_lossy(fp);
-            loaded.matrix.push(&fp, known, valid, &vector);
+        let mut read = 0usize;
+        let mut vector = Vec::with_capacity(self.dimension);
+        let mut add = |loaded: &mut Loaded, fp: &[u8], bytes: &[u8]| -> Result<(), IndexError> {
+            let (known, valid) = self.decode_into(bytes, &mut vector)?;
+            loaded
+                .matrix
+                .push(&String::from_utf8_lossy(fp), known, valid, &vector);
+            read += 1;
+            if read.is_multiple_of(RELEASE_AFTER_ROWS) {
+                // Each stored vector is read once here, to quantise it; searches read back
+                // only their few candidates, so the pages need not stay resident.
+                self.shared.release_mapped_pages();
+            }
+            Ok(())
+        };
+        if loaded.sequence == 0 {
+            // Everything: one pass over the vectors in key order, no lookup per row.
+            let rows = t.vectors.len(&txn).map_err(|e| self.err(&e))? as usize;
+            loaded.matrix.reserve(rows, self.dimension);
+            for row in t.vectors.iter(&txn).map_err(|e| self.err(&e))? {
+                let (fp, bytes) = row.map_err(|e| self.err(&e))?;
+                add(&mut loaded, fp, bytes)?;
+            }
+        } else {
+            let from = (loaded.sequence + 1).to_be_bytes();
+            let range = (
+                std::ops::Bound::Included(from.as_slice()),
+                std::ops::Bound::Unbounded,
+            );
+            for row in t.log.range(&txn, &range).map_err(|e| self.err(&e))? {
+                let (_, fp) = row.map_err(|e| self.err(&e))?;
+                if let Some(bytes) = t.vectors.get(&txn, fp).map_err(|e| self.err(&e))? {
+                    add(&mut loaded, fp, bytes)?;
+                }
+            }
         }
-        loaded.sequence = newest;
+        loaded.sequence = last;
+        if read >= RELEASE_AFTER_ROWS {
+            self.shared.release_mapped_pages();
+        }
         Ok(())
     }
 
-    fn decode(&self, bytes: &[u8]) -> Result<(i64, i64, Vec<f32>), IndexError> {
+    /// The times of a stored row, and its vector into `vector`.
+    fn decode_into(&self, bytes: &[u8], vector: &mut Vec<f32>) -> Result<(i64, i64), IndexError> {
         if bytes.len() != 16 + 4 * self.dimension {
             return Err(self.err(&format!("row of {} bytes", bytes.len())));
         }
@@ -480,11 +516,13 @@ impl VectorIndex {
             b.copy_from_slice(&bytes[at..at + 8]);
             i64::from_le_bytes(b)
         };
-        let vector = bytes[16..]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        Ok((word(0), word(8), vector))
+        vector.clear();
+        vector.extend(
+            bytes[16..]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
+        Ok((word(0), word(8)))
     }
 
     pub fn model(&self) -> &str {
@@ -609,6 +647,7 @@ impl VectorIndex {
         // The candidates scored exactly, from the stored vectors.
         let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
         let mut hits = Vec::with_capacity(heap.len());
+        let mut vector = Vec::with_capacity(self.dimension);
         for Reverse(HeapItem(_, i, _)) in heap {
             let fingerprint = &m.fingerprints[i];
             let Some(bytes) = self
@@ -619,7 +658,7 @@ impl VectorIndex {
             else {
                 continue;
             };
-            let (_, _, vector) = self.decode(bytes)?;
+            self.decode_into(bytes, &mut vector)?;
             hits.push(Scored {
                 fingerprint: fingerprint.clone(),
                 score: dot(&vector, query),

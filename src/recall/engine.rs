@@ -60,7 +60,10 @@ impl RecallEngine {
         self.legs
             .iter()
             .filter_map(|leg| {
-                leg.catch_up()
+                let started = Instant::now();
+                let caught_up = leg.catch_up();
+                tracing::info!(leg = %leg.leg(), ms = started.elapsed().as_millis() as u64, "leg caught up");
+                caught_up
                     .err()
                     .map(|e| format!("{} leg catch-up stopped: {e}", leg.leg()))
             })

@@ -45,6 +45,13 @@ impl RecallStack {
         progress: &mut dyn FnMut(u64, u64),
     ) -> Self {
         let mut notices = Vec::new();
+        let started = std::time::Instant::now();
+        let phase = |what: &str| {
+            tracing::info!(
+                ms = started.elapsed().as_millis() as u64,
+                "recall stack: {what}"
+            );
+        };
         // Unknown when the store is unreachable: the indexes are then opened as they are.
         let store_id = match store_identity(store.as_ref()) {
             Ok(id) => Some(id),
@@ -71,6 +78,7 @@ impl RecallStack {
                 None
             }
         };
+        phase("text index open");
         let mut semantic_down = None;
         let (embedder, vectors) = match embedder {
             Ok(e) => match options.vectors.open(
@@ -97,6 +105,7 @@ impl RecallStack {
             }
         };
         notices.extend(semantic_down.clone());
+        phase("vector index open");
         let warming = Arc::new(Warming::default());
         let mut report = SyncReport::default();
         if options.sync {
@@ -112,6 +121,7 @@ impl RecallStack {
             );
             report = caught_up;
             notices.extend(problems);
+            phase("indexes caught up");
         }
         let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
         match (&embedder, &vectors) {
@@ -137,11 +147,14 @@ impl RecallStack {
             .as_ref()
             .map(|e| e.label())
             .unwrap_or_else(|| "no embedder".into());
-        let engine = RecallEngine::new(legs, store, label);
+        let engine = RecallEngine::new(legs, store.clone(), label);
         if options.sync {
             // What the legs keep (the graph leg's entity dictionary) is built now, with the
             // indexes, not by the first query.
             notices.extend(engine.catch_up_legs());
+            // Catching up read the store end to end; queries read a few pages each.
+            store.release_mapped_pages();
+            phase("legs caught up");
         }
         RecallStack {
             engine,

@@ -39,6 +39,10 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             batch,
             dir,
         } => run_store(ctx, episodes, *batch, dir.as_deref()),
+        BenchCommand::Fill { episodes } => {
+            fill(ctx, &EmbeddedStore::open(&ctx.data_dir)?, *episodes, 10_000)?;
+            Ok(ExitCode::SUCCESS)
+        }
         BenchCommand::Recall {
             episodes,
             queries,

@@ -11,6 +11,7 @@ use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
 use super::bench::scratch_dir;
+use super::bench_rss::{resident, wait_with_peak_rss};
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 
@@ -142,34 +143,6 @@ pub fn run(ctx: &Context, mib: u64, dir: Option<&Path>) -> Result<ExitCode> {
         }],
     }))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Waits for the child and reads its peak resident set from the kernel's accounting.
-fn wait_with_peak_rss(pid: u32) -> Result<(i32, u64)> {
-    let mut status = 0;
-    // SAFETY: rusage is a plain C struct the kernel fills in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own child, not yet waited for; both out-pointers are valid.
-    let rc = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    // ru_maxrss is in KiB on Linux.
-    Ok((status, (usage.ru_maxrss as u64) * 1024))
-}
-
-/// RssAnon and RssFile of a process, in bytes, from /proc.
-fn resident(pid: u32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|kb| kb.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    };
-    Some((field("RssAnon:")?, field("RssFile:")?))
 }
 
 fn dir_bytes(dir: &Path) -> u64 {

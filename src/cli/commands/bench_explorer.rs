@@ -11,8 +11,10 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use serde::Serialize;
 
-use super::bench::{fill, scratch_dir};
+use super::bench::scratch_dir;
+use super::bench_recall::TARGET_PEAK_RSS_BYTES;
 use super::bench_recall::{Percentiles, percentiles};
+use super::bench_rss::{fill_in_child, peak_bytes, reset_peak};
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 use strata::embed::HashEmbedder;
@@ -40,6 +42,10 @@ struct ExplorerBench {
     /// Of that: until the oldest page arrived, and until the oldest episode's detail did.
     jump_page_ms: f64,
     jump_detail_ms: f64,
+    /// This process's peak resident set: the explorer's own (a child process filled the
+    /// store; the recall indexes are not built here).
+    peak_rss_bytes: Option<u64>,
+    target_peak_rss_bytes: u64,
     target_frame_p95_ms: f64,
     target_first_frame_ms: f64,
     target_jump_to_oldest_ms: f64,
@@ -57,7 +63,8 @@ pub fn run(
     for &n in sizes {
         let tmp = scratch_dir(dir)?;
         eprintln!("bench explorer: {n} episodes");
-        fill(ctx, &EmbeddedStore::open(tmp.path())?, n, 10_000)?;
+        fill_in_child(ctx, tmp.path(), n)?;
+        reset_peak()?;
         results.push(bench(ctx, tmp.path(), n, frames, width, height)?);
     }
     print_json(&serde_json::json!({ "bench": "explorer", "results": results }))?;
@@ -170,9 +177,11 @@ fn bench(
     let jump_to_oldest_ms = t0.elapsed().as_secs_f64() * 1e3;
 
     let frame_render_ms = percentiles(times);
+    let peak_rss_bytes = peak_bytes();
     let meets_targets = frame_render_ms.p95 <= 4.0
         && (n > 10_000 || first_content_ms <= 300.0)
-        && jump_to_oldest_ms <= 50.0;
+        && jump_to_oldest_ms <= 50.0
+        && peak_rss_bytes.is_some_and(|b| b <= TARGET_PEAK_RSS_BYTES);
     Ok(ExplorerBench {
         episodes: n,
         width,
@@ -184,6 +193,8 @@ fn bench(
         jump_to_oldest_ms,
         jump_page_ms,
         jump_detail_ms,
+        peak_rss_bytes,
+        target_peak_rss_bytes: TARGET_PEAK_RSS_BYTES,
         target_frame_p95_ms: 4.0,
         target_first_frame_ms: 300.0,
         target_jump_to_oldest_ms: 50.0,

@@ -6,6 +6,7 @@ pub mod bench_explorer;
 pub mod bench_live;
 pub mod bench_mcp;
 pub mod bench_recall;
+pub mod bench_rss;
 pub mod bench_server;
 pub mod bench_vectors;
 pub mod check;

@@ -153,10 +153,22 @@ impl GraphLeg {
         }
         let episodes = self.view.read().map_or(0, |v| v.episodes);
         let min = ((episodes as f64 * WARM_SHARE) as u64).max(WARM_MIN_LINKS);
+        let started = std::time::Instant::now();
         let hubs = self.store.hubs(min).map_err(LegError::from_display)?;
-        for hub in hubs.unwrap_or_default().iter().take(WARM_AT_MOST) {
+        let found = started.elapsed();
+        let hubs = hubs.unwrap_or_default();
+        self.store.release_mapped_pages();
+        for hub in hubs.iter().take(WARM_AT_MOST) {
             self.all_links(hub)?;
+            // A hub's links are read once, into the cache: its pages need not stay mapped.
+            self.store.release_mapped_pages();
         }
+        tracing::info!(
+            hubs = hubs.len().min(WARM_AT_MOST),
+            find_ms = found.as_millis() as u64,
+            ms = started.elapsed().as_millis() as u64,
+            "graph leg: hub links read"
+        );
         Ok(())
     }
 
@@ -327,8 +339,18 @@ impl GraphLeg {
             c.epoch += 1;
             c.by_entity.clear();
         }
+        let started = std::time::Instant::now();
         let entities = self.store.entities().map_err(LegError::from_display)?;
-        Ok((sequence, Arc::new(EntityDictionary::new(entities))))
+        let read = started.elapsed();
+        self.store.release_mapped_pages();
+        let dictionary = Arc::new(EntityDictionary::new(entities));
+        tracing::info!(
+            entities = dictionary.size(),
+            read_ms = read.as_millis() as u64,
+            ms = started.elapsed().as_millis() as u64,
+            "graph leg: entity dictionary built"
+        );
+        Ok((sequence, dictionary))
     }
 
     fn all_links(&self, entity: &EntityKey) -> Result<Arc<Links>, LegError> {

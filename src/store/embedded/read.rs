@@ -462,6 +462,10 @@ impl MemoryStore for EmbeddedStore {
         self.check_integrity()
     }
 
+    fn release_mapped_pages(&self) {
+        self.shared.release_mapped_pages();
+    }
+
     fn identity(&self) -> Result<Option<String>, StoreError> {
         tables::meta_get(&self.tables, &*self.read()?, tables::STORE_ID)
     }
