@@ -684,3 +684,42 @@ fn the_quantised_vector_scan_finds_what_an_exact_scan_finds() {
     let recall = found as f64 / asked as f64;
     assert!(recall >= 0.99, "recall@10 {recall}");
 }
+
+#[test]
+fn a_fingerprint_embedded_again_keeps_one_row_with_its_newest_vector() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = VectorIndex::open(dir.path(), "hash-v1", 384, Some("s")).unwrap();
+    let row = |fp: &str, axis: usize| {
+        let mut vector = vec![0.0f32; 384];
+        vector[axis] = 1.0;
+        strata::index::vectors::VectorRow {
+            fingerprint: fp.into(),
+            ingested_at: ts("2026-01-01T00:00:00Z"),
+            t_valid: ts("2026-01-01T00:00:00Z"),
+            concluded_at: ts("2026-01-01T00:00:00Z"),
+            vector,
+        }
+    };
+    index.append(&[row("A", 0), row("B", 1)], 2).unwrap();
+    index.append(&[row("A", 2)], 3).unwrap();
+    assert_eq!(index.len(), 2);
+    let as_of = AsOf {
+        valid_at: ts("2026-06-01T00:00:00Z"),
+        known_at: ts("2026-06-01T00:00:00Z"),
+    };
+    let mut query = vec![0.0f32; 384];
+    query[2] = 1.0;
+    let hits = index.search(&query, &as_of, 2).unwrap();
+    assert_eq!(hits[0].fingerprint, "A");
+    assert!((hits[0].score - 1.0).abs() < 1e-6, "{hits:?}");
+    query[2] = 0.0;
+    query[0] = 1.0;
+    let hits = index.search(&query, &as_of, 2).unwrap();
+    assert!(hits.iter().all(|h| h.score.abs() < 1e-6), "{hits:?}");
+    drop(index);
+    // Read in again from the stored rows, as another process would.
+    let reopened = VectorIndex::open(dir.path(), "hash-v1", 384, Some("s")).unwrap();
+    assert_eq!(reopened.len(), 2);
+    let hits = reopened.search(&query, &as_of, 2).unwrap();
+    assert!(hits.iter().all(|h| h.score.abs() < 1e-6), "{hits:?}");
+}

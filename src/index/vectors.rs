@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use heed::types::Bytes;
-use heed::{Database, RoTxn, RwTxn};
+use heed::{Database, PutFlags, RoTxn, RwTxn};
 
 use super::IndexError;
 use crate::lmdb::{self, SharedEnv, WriterGuard, WriterLock};
@@ -37,6 +37,8 @@ pub struct VectorRow {
 struct Matrix {
     positions: HashMap<String, usize>,
     fingerprints: Vec<String>,
+    /// Where each row's f32 vector is stored (its key in `rows`).
+    sequences: Vec<u64>,
     ingested_at: Vec<i64>,
     t_valid: Vec<i64>,
     codes: Vec<i8>,
@@ -61,15 +63,23 @@ impl Matrix {
     fn reserve(&mut self, rows: usize, dimension: usize) {
         self.positions.reserve(rows);
         self.fingerprints.reserve(rows);
+        self.sequences.reserve(rows);
         self.ingested_at.reserve(rows);
         self.t_valid.reserve(rows);
         self.codes.reserve(rows * dimension);
         self.scales.reserve(rows);
     }
 
-    fn push(&mut self, fingerprint: &str, ingested_at: i64, t_valid: i64, vector: &[f32]) {
+    fn push(&mut self, row: &StoredRow<'_>, vector: &[f32]) {
+        let StoredRow {
+            sequence,
+            fingerprint,
+            ingested_at,
+            t_valid,
+        } = *row;
         let d = vector.len();
         if let Some(&i) = self.positions.get(fingerprint) {
+            self.sequences[i] = sequence;
             self.ingested_at[i] = ingested_at;
             self.t_valid[i] = t_valid;
             self.scales[i] = quantise(vector, &mut self.codes[i * d..(i + 1) * d]);
@@ -78,6 +88,7 @@ impl Matrix {
         self.positions
             .insert(fingerprint.to_string(), self.fingerprints.len());
         self.fingerprints.push(fingerprint.to_string());
+        self.sequences.push(sequence);
         self.ingested_at.push(ingested_at);
         self.t_valid.push(t_valid);
         let at = self.codes.len();
@@ -214,14 +225,42 @@ pub fn index_path(dir: &Path, model: &str) -> PathBuf {
     dir.join(format!("vectors-{}", slug(model)))
 }
 
-/// meta: model, dimension, text_version, store_id, watermark, epoch (bumped when cleared)
-/// vectors: fingerprint -> known_at ms, valid_from ms, then the vector as little-endian f32
-/// log: append sequence (u64 BE) -> fingerprint, for other processes to read in what is new
+/// meta: model, dimension, text_version, layout, store_id, watermark, epoch (bumped when
+/// cleared)
+/// log: append sequence (u64 BE) -> [`encode_row`]: the rows in the order they were written,
+/// which other processes read from where they left off; always appended, so its pages are
+/// full. A row written again for the same fingerprint replaces its earlier one.
+/// vectors: fingerprint -> its row's sequence
 #[derive(Clone, Copy)]
 struct Tables {
     meta: Db,
     vectors: Db,
     log: Db,
+}
+
+/// The layout of the tables above; an index in another is rebuilt.
+const LAYOUT: &str = "2";
+
+/// A stored row's header: where it is, whose vector, and its times.
+#[derive(Clone, Copy)]
+struct StoredRow<'a> {
+    sequence: u64,
+    fingerprint: &'a str,
+    ingested_at: i64,
+    t_valid: i64,
+}
+
+/// `fingerprint length (u16 LE) | fingerprint | ingested_at | t_valid | f32 LE ...`
+fn encode_row(out: &mut Vec<u8>, r: &VectorRow) {
+    out.clear();
+    let fp = r.fingerprint.as_bytes();
+    out.extend_from_slice(&(fp.len() as u16).to_le_bytes());
+    out.extend_from_slice(fp);
+    out.extend_from_slice(&r.ingested_at.millis().to_le_bytes());
+    out.extend_from_slice(&r.t_valid.millis().to_le_bytes());
+    for x in &r.vector {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
 }
 
 /// What this process has read into its matrix.
@@ -306,7 +345,9 @@ impl VectorIndex {
                         dimension,
                     });
                 }
-                if get(&wtxn, "text_version")?.as_deref() != Some(current_text.as_str()) {
+                if get(&wtxn, "layout")?.as_deref() != Some(LAYOUT) {
+                    rebuilt = Some("kept in an older layout".to_string());
+                } else if get(&wtxn, "text_version")?.as_deref() != Some(current_text.as_str()) {
                     rebuilt = Some("built from an older episode text".to_string());
                 } else if let Some(id) = store_id
                     && get(&wtxn, "store_id")?.as_deref() != Some(id)
@@ -319,6 +360,7 @@ impl VectorIndex {
                 put_meta(&t, &mut wtxn, "dimension", &dimension.to_string())
                     .map_err(|e| err(&e))?;
                 put_meta(&t, &mut wtxn, "text_version", &current_text).map_err(|e| err(&e))?;
+                put_meta(&t, &mut wtxn, "layout", LAYOUT).map_err(|e| err(&e))?;
                 if let Some(id) = store_id {
                     put_meta(&t, &mut wtxn, "store_id", id).map_err(|e| err(&e))?;
                 }
@@ -388,6 +430,16 @@ impl VectorIndex {
             let found_dimension = get_meta(&t, &txn, "dimension")
                 .map_err(|e| err(&e))?
                 .and_then(|d| d.parse().ok());
+            if found_model.as_deref() == Some(model)
+                && get_meta(&t, &txn, "layout")
+                    .map_err(|e| err(&e))?
+                    .as_deref()
+                    != Some(LAYOUT)
+            {
+                return Err(err(
+                    &"the index is kept in an older layout, and the filesystem is read-only",
+                ));
+            }
             if found_model.as_deref() != Some(model) || found_dimension != Some(dimension) {
                 return Err(IndexError::EmbedderMismatch {
                     path,
@@ -434,6 +486,7 @@ impl VectorIndex {
             put_meta(&t, txn, "watermark", "0")?;
             put_meta(&t, txn, "epoch", &(epoch + 1).to_string())?;
             put_meta(&t, txn, "text_version", &TEXT_VERSION.to_string())?;
+            put_meta(&t, txn, "layout", LAYOUT)?;
             put_meta(&t, txn, "store_id", store_id)
         };
         run(&mut txn).map_err(|e| self.err(&e))?;
@@ -465,38 +518,24 @@ impl VectorIndex {
         }
         let mut read = 0usize;
         let mut vector = Vec::with_capacity(self.dimension);
-        let mut add = |loaded: &mut Loaded, fp: &[u8], bytes: &[u8]| -> Result<(), IndexError> {
-            let (known, valid) = self.decode_into(bytes, &mut vector)?;
-            loaded
-                .matrix
-                .push(&String::from_utf8_lossy(fp), known, valid, &vector);
+        let from = (loaded.sequence + 1).to_be_bytes();
+        let range = (
+            std::ops::Bound::Included(from.as_slice()),
+            std::ops::Bound::Unbounded,
+        );
+        if loaded.sequence == 0 {
+            let rows = t.vectors.len(&txn).map_err(|e| self.err(&e))? as usize;
+            loaded.matrix.reserve(rows, self.dimension);
+        }
+        for row in t.log.range(&txn, &range).map_err(|e| self.err(&e))? {
+            let (key, bytes) = row.map_err(|e| self.err(&e))?;
+            let stored = self.decode_into(key, bytes, &mut vector)?;
+            loaded.matrix.push(&stored, &vector);
             read += 1;
             if read.is_multiple_of(RELEASE_AFTER_ROWS) {
                 // Each stored vector is read once here, to quantise it; searches read back
                 // only their few candidates, so the pages need not stay resident.
                 self.shared.release_mapped_pages();
-            }
-            Ok(())
-        };
-        if loaded.sequence == 0 {
-            // Everything: one pass over the vectors in key order, no lookup per row.
-            let rows = t.vectors.len(&txn).map_err(|e| self.err(&e))? as usize;
-            loaded.matrix.reserve(rows, self.dimension);
-            for row in t.vectors.iter(&txn).map_err(|e| self.err(&e))? {
-                let (fp, bytes) = row.map_err(|e| self.err(&e))?;
-                add(&mut loaded, fp, bytes)?;
-            }
-        } else {
-            let from = (loaded.sequence + 1).to_be_bytes();
-            let range = (
-                std::ops::Bound::Included(from.as_slice()),
-                std::ops::Bound::Unbounded,
-            );
-            for row in t.log.range(&txn, &range).map_err(|e| self.err(&e))? {
-                let (_, fp) = row.map_err(|e| self.err(&e))?;
-                if let Some(bytes) = t.vectors.get(&txn, fp).map_err(|e| self.err(&e))? {
-                    add(&mut loaded, fp, bytes)?;
-                }
             }
         }
         loaded.sequence = last;
@@ -506,23 +545,43 @@ impl VectorIndex {
         Ok(())
     }
 
-    /// The times of a stored row, and its vector into `vector`.
-    fn decode_into(&self, bytes: &[u8], vector: &mut Vec<f32>) -> Result<(i64, i64), IndexError> {
-        if bytes.len() != 16 + 4 * self.dimension {
-            return Err(self.err(&format!("row of {} bytes", bytes.len())));
+    /// A stored row (`key` is its sequence): its header, and its vector into `vector`.
+    fn decode_into<'b>(
+        &self,
+        key: &[u8],
+        bytes: &'b [u8],
+        vector: &mut Vec<f32>,
+    ) -> Result<StoredRow<'b>, IndexError> {
+        let bad = |what: &str| self.err(&format!("row {}: {what}", String::from_utf8_lossy(key)));
+        let sequence = <[u8; 8]>::try_from(key)
+            .map(u64::from_be_bytes)
+            .map_err(|_| bad("malformed sequence"))?;
+        let (len, rest) = bytes
+            .split_first_chunk::<2>()
+            .ok_or_else(|| bad("too short"))?;
+        let len = u16::from_le_bytes(*len) as usize;
+        if rest.len() != len + 16 + 4 * self.dimension {
+            return Err(bad(&format!("{} bytes", bytes.len())));
         }
+        let (fp, rest) = rest.split_at(len);
+        let fingerprint = std::str::from_utf8(fp).map_err(|_| bad("fingerprint not UTF-8"))?;
         let word = |at: usize| {
             let mut b = [0u8; 8];
-            b.copy_from_slice(&bytes[at..at + 8]);
+            b.copy_from_slice(&rest[at..at + 8]);
             i64::from_le_bytes(b)
         };
         vector.clear();
         vector.extend(
-            bytes[16..]
+            rest[16..]
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
         );
-        Ok((word(0), word(8)))
+        Ok(StoredRow {
+            sequence,
+            fingerprint,
+            ingested_at: word(0),
+            t_valid: word(8),
+        })
     }
 
     pub fn model(&self) -> &str {
@@ -585,18 +644,18 @@ impl VectorIndex {
         let mut txn = self.shared.env.write_txn().map_err(|e| self.err(&e))?;
         let run = |txn: &mut RwTxn| -> Result<(), heed::Error> {
             let mut sequence = last_sequence(&t, txn)?;
-            let mut bytes = Vec::with_capacity(16 + 4 * self.dimension);
+            let mut bytes = Vec::with_capacity(32 + 4 * self.dimension);
             for r in rows {
-                bytes.clear();
-                bytes.extend_from_slice(&r.ingested_at.millis().to_le_bytes());
-                bytes.extend_from_slice(&r.t_valid.millis().to_le_bytes());
-                for x in &r.vector {
-                    bytes.extend_from_slice(&x.to_le_bytes());
+                let fp = r.fingerprint.as_bytes();
+                if let Some(earlier) = t.vectors.get(txn, fp)? {
+                    let earlier = earlier.to_vec();
+                    t.log.delete(txn, &earlier)?;
                 }
-                t.vectors.put(txn, r.fingerprint.as_bytes(), &bytes)?;
                 sequence += 1;
+                encode_row(&mut bytes, r);
                 t.log
-                    .put(txn, &sequence.to_be_bytes(), r.fingerprint.as_bytes())?;
+                    .put_with_flags(txn, PutFlags::APPEND, &sequence.to_be_bytes(), &bytes)?;
+                t.vectors.put(txn, fp, &sequence.to_be_bytes())?;
             }
             put_meta(&t, txn, "watermark", &watermark.to_string())
         };
@@ -649,18 +708,13 @@ impl VectorIndex {
         let mut hits = Vec::with_capacity(heap.len());
         let mut vector = Vec::with_capacity(self.dimension);
         for Reverse(HeapItem(_, i, _)) in heap {
-            let fingerprint = &m.fingerprints[i];
-            let Some(bytes) = self
-                .tables
-                .vectors
-                .get(&txn, fingerprint.as_bytes())
-                .map_err(|e| self.err(&e))?
-            else {
+            let key = m.sequences[i].to_be_bytes();
+            let Some(bytes) = self.tables.log.get(&txn, &key).map_err(|e| self.err(&e))? else {
                 continue;
             };
-            self.decode_into(bytes, &mut vector)?;
+            self.decode_into(&key, bytes, &mut vector)?;
             hits.push(Scored {
-                fingerprint: fingerprint.clone(),
+                fingerprint: m.fingerprints[i].clone(),
                 score: dot(&vector, query),
             });
         }

@@ -7,7 +7,6 @@
 //! looks at O(log n) automata. What `find` returns depends only on the set of entities,
 //! never on how the tiers fell.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
@@ -25,32 +24,37 @@ pub struct EntityDictionary {
 
 struct Tier {
     matcher: Option<AhoCorasick>,
-    /// For each pattern, every entity with that ref (one ref can name several types).
-    entities: Vec<Vec<EntityKey>>,
-    keys: HashSet<EntityKey>,
+    /// Every entity of the tier, sorted and distinct.
+    keys: Vec<EntityKey>,
+    /// Pattern `p`'s entities (every entity with that ref: one ref can name several types)
+    /// are `keys[members[starts[p]..starts[p + 1]]]`.
+    starts: Vec<u32>,
+    members: Vec<u32>,
 }
 
 impl Tier {
     fn new(mut keys: Vec<EntityKey>) -> Self {
         keys.sort();
         keys.dedup();
-        let mut patterns: Vec<String> = Vec::new();
-        let mut entities: Vec<Vec<EntityKey>> = Vec::new();
-        let mut slots: HashMap<String, usize> = HashMap::new();
-        for key in &keys {
-            let pattern = key.entity_ref.to_lowercase();
-            if pattern.chars().count() < MIN_REF_CHARS {
-                continue;
+        // (lowercased ref, entity) for every ref long enough, grouped by ref.
+        let mut refs: Vec<(String, u32)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| (key.entity_ref.to_lowercase(), i as u32))
+            .filter(|(pattern, _)| pattern.chars().count() >= MIN_REF_CHARS)
+            .collect();
+        refs.sort_unstable();
+        let mut patterns: Vec<&str> = Vec::new();
+        let mut starts: Vec<u32> = Vec::new();
+        let mut members: Vec<u32> = Vec::with_capacity(refs.len());
+        for (pattern, key) in &refs {
+            if patterns.last() != Some(&pattern.as_str()) {
+                patterns.push(pattern);
+                starts.push(members.len() as u32);
             }
-            match slots.get(&pattern) {
-                Some(&i) => entities[i].push(key.clone()),
-                None => {
-                    slots.insert(pattern.clone(), patterns.len());
-                    patterns.push(pattern);
-                    entities.push(vec![key.clone()]);
-                }
-            }
+            members.push(*key);
         }
+        starts.push(members.len() as u32);
         let matcher = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
@@ -58,9 +62,22 @@ impl Tier {
             .ok();
         Tier {
             matcher,
-            entities,
-            keys: keys.into_iter().collect(),
+            keys,
+            starts,
+            members,
         }
+    }
+
+    fn contains(&self, key: &EntityKey) -> bool {
+        self.keys.binary_search(key).is_ok()
+    }
+
+    /// The entities whose ref is pattern `p`.
+    fn entities_of(&self, p: usize) -> impl Iterator<Item = &EntityKey> {
+        let (from, to) = (self.starts[p] as usize, self.starts[p + 1] as usize);
+        self.members[from..to]
+            .iter()
+            .map(|&k| &self.keys[k as usize])
     }
 }
 
@@ -95,7 +112,7 @@ impl EntityDictionary {
     }
 
     pub fn contains(&self, key: &EntityKey) -> bool {
-        self.tiers.iter().any(|t| t.keys.contains(key))
+        self.tiers.iter().any(|t| t.contains(key))
     }
 
     /// Every entity whose ref occurs in `text` as a whole word, in order of first occurrence.
@@ -132,7 +149,7 @@ impl EntityDictionary {
                 if boundary(before) && boundary(bytes.get(end)) {
                     let mut keys: Vec<&EntityKey> = spans[i..i + same]
                         .iter()
-                        .flat_map(|s| &self.tiers[s.2].entities[s.3])
+                        .flat_map(|s| self.tiers[s.2].entities_of(s.3))
                         .collect();
                     keys.sort();
                     for key in keys {

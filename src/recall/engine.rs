@@ -56,6 +56,18 @@ impl RecallEngine {
 
     /// Every leg brought up to the store (see [`RecallLeg::catch_up`]); what stopped one is
     /// returned, not raised.
+    /// [`RecallLeg::warm`] of every leg; what stopped one is returned, not raised.
+    pub fn warm_legs(&self) -> Vec<String> {
+        self.legs
+            .iter()
+            .filter_map(|leg| {
+                leg.warm()
+                    .err()
+                    .map(|e| format!("{} leg warm-up stopped: {e}", leg.leg()))
+            })
+            .collect()
+    }
+
     pub fn catch_up_legs(&self) -> Vec<String> {
         self.legs
             .iter()
@@ -68,6 +80,12 @@ impl RecallEngine {
                     .map(|e| format!("{} leg catch-up stopped: {e}", leg.leg()))
             })
             .collect()
+    }
+
+    /// Lets go of the store pages this process mapped while catching up (see
+    /// [`MemoryStore::release_mapped_pages`]).
+    pub fn release_mapped_pages(&self) {
+        self.store.release_mapped_pages();
     }
 
     pub fn embedder_label(&self) -> &str {

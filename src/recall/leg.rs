@@ -202,4 +202,10 @@ pub trait RecallLeg: Send + Sync {
     fn catch_up(&self) -> Result<(), LegError> {
         Ok(())
     }
+
+    /// Reads ahead what the first searches would otherwise read (the graph leg's hub links),
+    /// for a process that will answer many of them.
+    fn warm(&self) -> Result<(), LegError> {
+        Ok(())
+    }
 }

@@ -49,6 +49,7 @@ impl RecallStack {
         let phase = |what: &str| {
             tracing::info!(
                 ms = started.elapsed().as_millis() as u64,
+                heap_mb = heap_mb(),
                 "recall stack: {what}"
             );
         };
@@ -169,6 +170,20 @@ impl RecallStack {
 }
 
 impl RecallStack {
+    /// Reads now what the first queries would otherwise read (the graph leg's hub links): for
+    /// processes that answer many recalls (the explorer, the MCP server, the benches). A
+    /// one-shot recall or an index build skips it.
+    pub fn warm_legs(&mut self) {
+        let started = std::time::Instant::now();
+        self.notices.extend(self.engine.warm_legs());
+        self.engine.release_mapped_pages();
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            heap_mb = heap_mb(),
+            "recall stack: legs warmed"
+        );
+    }
+
     /// Brings the indexes (and what the legs keep) up to the store's ingest log; what
     /// stopped a catch-up is returned, not raised, so one index failing never holds back
     /// the other.
@@ -282,4 +297,15 @@ fn embed_missing(
     let embedded = sync_vectors(store, vectors.as_ref(), embedder.as_ref(), &mut told)?;
     warming.caught_up();
     Ok(embedded)
+}
+
+/// This process's anonymous resident memory (its heap, mostly) in MiB, for the log.
+fn heap_mb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib / 1024)
 }

@@ -33,6 +33,35 @@ pub fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// Whether the server on `port` is the process `pid` (its `INFO server` says so).
+fn serves(port: u16, pid: u32) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    if stream.write_all(b"INFO server\r\n").is_err() {
+        return false;
+    }
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 4096];
+    let wanted = format!("process_id:{pid}\r\n");
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        reply.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&reply);
+        if text.contains(&wanted) {
+            return true;
+        }
+        if text.contains("process_id:") && text.contains("\r\n\r\n") {
+            break;
+        }
+    }
+    false
+}
+
 impl Server {
     /// Starts FalkorDB on `port` (a free one when None).
     pub fn start(port: Option<u16>) -> Server {
@@ -77,37 +106,46 @@ impl Server {
             "FalkorDB is not installed in {}: run scripts/install-falkordb (scripts/test does)",
             bin.display()
         );
-        let port = port.unwrap_or_else(free_port);
-        let child = Command::new(bin.join("redis-server"))
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--loadmodule",
-            ])
-            .arg(bin.join("falkordb.so"))
-            .args(persistence)
-            .arg("--dir")
-            .arg(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let server = Server {
-            port,
-            child: Some(child),
-            _dir: None,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "FalkorDB did not start on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
+        // A free port can be taken by another test's server between our probe and its bind:
+        // that server would answer our connects. Ready means this child answers, by its pid.
+        for _ in 0..5 {
+            let port = port.unwrap_or_else(free_port);
+            let mut child = Command::new(bin.join("redis-server"))
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--loadmodule",
+                ])
+                .arg(bin.join("falkordb.so"))
+                .args(persistence)
+                .arg("--dir")
+                .arg(dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let deadline = Instant::now() + Duration::from_secs(20);
+            loop {
+                if child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if serves(port, child.id()) {
+                    return Server {
+                        port,
+                        child: Some(child),
+                        _dir: None,
+                    };
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "FalkorDB did not start on {port}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
-        server
+        panic!("FalkorDB exited at start five times (ports taken?)");
     }
 
     pub fn pid(&self) -> u32 {

@@ -80,7 +80,7 @@ pub fn run(
         let store = Arc::new(EmbeddedStore::open(&data)?);
         fill(ctx, store.as_ref(), n, 10_000)?;
         let mut progress = progress_printer("  indexing");
-        let stack = RecallStack::open(
+        let mut stack = RecallStack::open(
             store.clone(),
             Ok(Arc::new(HashEmbedder::default()) as Arc<dyn Embedder>),
             &StackOptions {
@@ -91,6 +91,7 @@ pub fn run(
             },
             &mut progress,
         );
+        stack.warm_legs();
         let reader = Reader {
             ctx,
             runtime: &runtime,

@@ -100,7 +100,7 @@ fn bench(
         Ok((store, Vec::new()))
     });
     let open_recall: RecallOpener = Box::new(move |store, progress| {
-        RecallStack::open(
+        let mut stack = RecallStack::open(
             store,
             Ok(Arc::new(HashEmbedder::default())),
             &StackOptions {
@@ -110,7 +110,9 @@ fn bench(
                 runtime: None,
             },
             progress,
-        )
+        );
+        stack.warm_legs();
+        stack
     });
     let worker = Worker::start_with(
         open_store,

@@ -57,6 +57,7 @@ pub fn run(ctx: &Context, episodes: usize, queries: usize, dir: Option<&Path>) -
         },
         &mut progress,
     );
+    stack.warm_legs();
     stack.engine.timeout = Duration::from_secs(10);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

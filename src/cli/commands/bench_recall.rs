@@ -148,6 +148,7 @@ pub fn run(
             },
             &mut progress,
         );
+        stack.warm_legs();
         let open_seconds = t0.elapsed().as_secs_f64();
         if stack.sync.text_indexed + stack.sync.vectors_embedded > 0 || !stack.notices.is_empty() {
             return Err(eyre!(

@@ -357,6 +357,7 @@ fn recall_pass(
         },
         &mut progress,
     );
+    stack.warm_legs();
     let build = t0.elapsed().as_secs_f64();
     for notice in &stack.notices {
         eprintln!("  {notice}");

@@ -11,7 +11,9 @@ use strata::mcp::{self, Clock, Memory, MemoryServer};
 pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;
     let generation = store.generation().ok();
-    let stack = ctx.open_recall(store.clone());
+    let mut stack = ctx.open_recall(store.clone());
+    // A server answers many recalls: what the legs keep is built before the first.
+    stack.warm_legs();
     let clock = if ctx.now_is_live() {
         Clock::Wall
     } else {

@@ -3,7 +3,7 @@ use std::collections::{HashMap, HashSet};
 use super::read::decode;
 use super::tables::{self, COUNT_INVALIDATED, COUNT_MENTIONS, COUNT_RESOLVED_BY};
 use super::{EmbeddedStore, backend, keys, records};
-use crate::model::{FactEdge, Relation, Supersession};
+use crate::model::{FactEdge, Relation, Supersession, Timestamp};
 use crate::store::{IntegrityReport, StoreError};
 
 impl EmbeddedStore {
@@ -29,7 +29,18 @@ impl EmbeddedStore {
             if t.entities.get(&txn, &ekey).map_err(backend)?.is_none() {
                 problems.push(format!("fact {shown} names a missing entity"));
             }
-            entity_index.insert((ekey, key.to_vec()));
+            let episode = t
+                .episode_times
+                .get(&txn, f.episode.as_bytes())
+                .map_err(backend)?
+                .and_then(keys::times_of::<3>);
+            match episode {
+                Some(times) => {
+                    let link = records::encode_link(&f, times.map(Timestamp::from_millis))?;
+                    entity_index.insert((ekey, link));
+                }
+                None => problems.push(format!("fact {shown}: its episode has no times")),
+            }
             match (f.t_invalid, f.expired_at) {
                 (Some(end), Some(_)) => {
                     *counts.entry(COUNT_INVALIDATED).or_default() += 1;
@@ -54,13 +65,13 @@ impl EmbeddedStore {
 
         let mut indexed = 0usize;
         for row in t.entity_facts.iter(&txn).map_err(backend)? {
-            let (ekey, fkey) = row.map_err(backend)?;
+            let (ekey, link) = row.map_err(backend)?;
             indexed += 1;
-            if !entity_index.contains(&(ekey.to_vec(), fkey.to_vec())) {
+            if !entity_index.contains(&(ekey.to_vec(), link.to_vec())) {
                 problems.push(format!(
-                    "entity index row {} -> {} has no fact",
+                    "entity index row {} -> {} has no fact, or times other than its fact's",
                     keys::display(ekey),
-                    keys::display(fkey)
+                    records::link_display(link)
                 ));
             }
         }

@@ -118,11 +118,26 @@ fn entity_facts_in(
     txn: &RoTxn,
     entity: &EntityKey,
 ) -> Result<Vec<FactEdge>, StoreError> {
+    let ekey = keys::entity(entity);
     let mut out = Vec::new();
-    for fkey in duplicates(&t.entity_facts, txn, &keys::entity(entity))? {
+    for link in duplicates(&t.entity_facts, txn, &ekey)? {
+        let fkey = records::link_fact_key(&ekey, &link)?;
         out.extend(get(&t.facts, txn, &fkey, records::fact)?);
     }
     Ok(out)
+}
+
+/// A scan over a whole table lets go of its mapped pages every this many rows: the kernel
+/// maps the cached pages around each one it faults in, so a scan of a 65 MB table over a
+/// store in the page cache otherwise leaves most of the file resident.
+const SCAN_RELEASE_ROWS: usize = 65_536;
+
+impl EmbeddedStore {
+    fn release_while_scanning(&self, row: usize) {
+        if row > 0 && row.is_multiple_of(SCAN_RELEASE_ROWS) {
+            self.shared.release_mapped_pages();
+        }
+    }
 }
 
 impl MemoryStore for EmbeddedStore {
@@ -362,41 +377,16 @@ impl MemoryStore for EmbeddedStore {
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let txn = self.read()?;
-        let t = &self.tables;
-        let opt = |ms: i64| (ms != i64::MAX).then(|| Timestamp::from_millis(ms));
-        let fkeys = duplicates(&t.entity_facts, &txn, &keys::entity(entity))?;
-        let mut out = Vec::with_capacity(fkeys.len());
-        for key in &fkeys {
-            let corrupt = |message: &str| StoreError::Corrupt {
-                table: "facts",
-                key: keys::display(key),
-                message: message.to_string(),
-            };
-            let (fp, relation) =
-                keys::fact_parts(key).ok_or_else(|| corrupt("malformed fact key"))?;
-            let [t_valid, t_invalid, ingested, expired] = t
-                .facts
-                .get(&txn, key)
-                .map_err(backend)?
-                .and_then(records::fact_times)
-                .ok_or_else(|| corrupt("an index row without its fact"))?;
-            let [concluded, episode_ingested, episode_valid] = t
-                .episode_times
-                .get(&txn, fp.as_bytes())
-                .map_err(backend)?
-                .and_then(keys::times_of::<3>)
-                .ok_or_else(|| corrupt("fact of a missing episode"))?;
-            out.push(EntityLink {
-                episode: fp.to_string(),
-                relation,
-                t_valid: Timestamp::from_millis(t_valid),
-                t_invalid: opt(t_invalid),
-                ingested_at: Timestamp::from_millis(ingested),
-                expired_at: opt(expired),
-                episode_concluded_at: Timestamp::from_millis(concluded),
-                episode_ingested_at: Timestamp::from_millis(episode_ingested),
-                episode_t_valid: Timestamp::from_millis(episode_valid),
-            });
+        let mut out = Vec::new();
+        if let Some(links) = self
+            .tables
+            .entity_facts
+            .get_duplicates(&txn, &keys::entity(entity))
+            .map_err(backend)?
+        {
+            for row in links {
+                out.push(records::link(row.map_err(backend)?.1)?);
+            }
         }
         Ok(out)
     }
@@ -406,8 +396,15 @@ impl MemoryStore for EmbeddedStore {
         let mut counted: Vec<(u64, Vec<u8>)> = Vec::new();
         let mut current: Option<(Vec<u8>, u64)> = None;
         // One pass over the entity → fact index, keys in order, duplicates together.
-        for row in self.tables.entity_facts.iter(&txn).map_err(backend)? {
+        for (i, row) in self
+            .tables
+            .entity_facts
+            .iter(&txn)
+            .map_err(backend)?
+            .enumerate()
+        {
             let (key, _) = row.map_err(backend)?;
+            self.release_while_scanning(i);
             match &mut current {
                 Some((k, n)) if k.as_slice() == key => *n += 1,
                 _ => {
@@ -437,9 +434,16 @@ impl MemoryStore for EmbeddedStore {
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::new();
-        for row in self.tables.entities.iter(&txn).map_err(backend)? {
+        for (i, row) in self
+            .tables
+            .entities
+            .iter(&txn)
+            .map_err(backend)?
+            .enumerate()
+        {
             let (k, v) = row.map_err(backend)?;
             out.push(records::entity(k, v)?.key);
+            self.release_while_scanning(i);
         }
         Ok(out)
     }

@@ -7,6 +7,9 @@
 //! - `facts`: the four times (fixed width, read without decoding the rest: see
 //!   [`fact_times`]) then [`FactTail`].
 //! - `supersedes`: [`SupersessionRecord`]; `entities`: [`EntityRecord`].
+//! - `entity_facts`, under an entity's key, one value per fact about it: [`encode_link`], the
+//!   fact's episode and relation and every time the graph walk tests, so an entity's links
+//!   are one scan of its duplicates with no lookup per link.
 //!
 //! The field order of these types is the format: a change to it is a new schema version
 //! with a migration (`migrate.rs`), and `stored_bytes_are_pinned` below fails first.
@@ -18,7 +21,7 @@ use crate::learning::SkillDraft;
 use crate::model::{
     EntityKey, FactEdge, MemoryEntity, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
 };
-use crate::store::{EpisodeDraft, FactDraft, StoreError, SupersedeDraft};
+use crate::store::{EntityLink, EpisodeDraft, FactDraft, StoreError, SupersedeDraft};
 
 /// Bytes of the fixed-width times that begin a fact's value.
 pub const FACT_TIMES: usize = 32;
@@ -360,6 +363,102 @@ pub fn fact(key: &[u8], bytes: &[u8]) -> Result<FactEdge, StoreError> {
     })
 }
 
+/// The times of an entity link after its episode and relation.
+#[derive(Serialize, Deserialize)]
+struct LinkTimes {
+    t_valid: i64,
+    t_invalid: Option<i64>,
+    ingested_at: i64,
+    expired_at: Option<i64>,
+    episode_concluded_at: i64,
+    episode_ingested_at: i64,
+    episode_t_valid: i64,
+}
+
+/// Separates a link's episode from its relation; no fingerprint holds NUL.
+const LINK_SEP: u8 = 0;
+
+fn relation_byte(r: Relation) -> u8 {
+    match r {
+        Relation::Mentions => b'M',
+        Relation::ResolvedBy => b'R',
+    }
+}
+
+/// One `entity_facts` value: `fingerprint \0 M|R` then the times, so an entity's values sort
+/// by episode and the episode and relation alone find the fact. `episode` holds the
+/// episode's (concluded_at, ingested_at, t_valid).
+pub fn encode_link(f: &FactEdge, episode: [Timestamp; 3]) -> Result<Vec<u8>, StoreError> {
+    let mut out = Vec::with_capacity(f.episode.len() + 40);
+    out.extend_from_slice(f.episode.as_bytes());
+    out.push(LINK_SEP);
+    out.push(relation_byte(f.relation));
+    encoded(
+        &mut out,
+        &LinkTimes {
+            t_valid: ms(f.t_valid),
+            t_invalid: f.t_invalid.map(ms),
+            ingested_at: ms(f.ingested_at),
+            expired_at: f.expired_at.map(ms),
+            episode_concluded_at: ms(episode[0]),
+            episode_ingested_at: ms(episode[1]),
+            episode_t_valid: ms(episode[2]),
+        },
+    )?;
+    Ok(out)
+}
+
+/// The episode and relation of an `entity_facts` value, and the rest of it.
+fn link_head(value: &[u8]) -> Option<(&str, Relation, &[u8])> {
+    let sep = value.iter().position(|b| *b == LINK_SEP)?;
+    let episode = std::str::from_utf8(&value[..sep]).ok()?;
+    let relation = match value.get(sep + 1)? {
+        b'M' => Relation::Mentions,
+        b'R' => Relation::ResolvedBy,
+        _ => return None,
+    };
+    Some((episode, relation, &value[sep + 2..]))
+}
+
+/// An `entity_facts` value as `fingerprint|RELATION`, for messages.
+pub fn link_display(value: &[u8]) -> String {
+    match link_head(value) {
+        Some((episode, relation, _)) => format!("{episode}|{relation}"),
+        None => "a malformed link".into(),
+    }
+}
+
+/// The fact key an `entity_facts` value of `entity` stands for.
+pub fn link_fact_key(entity_key: &[u8], value: &[u8]) -> Result<Vec<u8>, StoreError> {
+    let entity = keys::entity_of(entity_key)
+        .ok_or_else(|| corrupt("entity_facts", entity_key, "malformed key"))?;
+    let (episode, relation, _) =
+        link_head(value).ok_or_else(|| corrupt("entity_facts", entity_key, "malformed link"))?;
+    Ok(keys::fact(episode, relation, &entity))
+}
+
+pub fn link(value: &[u8]) -> Result<EntityLink, StoreError> {
+    let malformed = |message: String| StoreError::Corrupt {
+        table: "entity_facts",
+        key: link_display(value),
+        message,
+    };
+    let (episode, relation, rest) =
+        link_head(value).ok_or_else(|| malformed("malformed link".into()))?;
+    let t: LinkTimes = postcard::from_bytes(rest).map_err(|e| malformed(e.to_string()))?;
+    Ok(EntityLink {
+        episode: episode.to_string(),
+        relation,
+        t_valid: at(t.t_valid),
+        t_invalid: t.t_invalid.map(at),
+        ingested_at: at(t.ingested_at),
+        expired_at: t.expired_at.map(at),
+        episode_concluded_at: at(t.episode_concluded_at),
+        episode_ingested_at: at(t.episode_ingested_at),
+        episode_t_valid: at(t.episode_t_valid),
+    })
+}
+
 /// What a `SUPERSEDES` edge holds besides the episode, prior and entity of its key.
 #[derive(Serialize, Deserialize)]
 struct SupersessionRecord {
@@ -528,6 +627,35 @@ mod tests {
             entity(&keys::entity(&m.key), &encode_entity(&m).unwrap()).unwrap(),
             m
         );
+    }
+
+    #[test]
+    fn a_link_reads_back_and_names_its_fact() {
+        let d = sample();
+        let mut f = d.facts[0].stamp("INC|1", at(1_700_000_100_000), &d.provenance);
+        f.expired_at = None;
+        f.t_invalid = None;
+        let episode = [at(7), at(1_700_000_100_000), at(-3)];
+        let value = encode_link(&f, episode).unwrap();
+        let l = link(&value).unwrap();
+        assert_eq!(
+            (l.episode.as_str(), l.relation, l.t_valid, l.t_invalid),
+            ("INC|1", f.relation, f.t_valid, None)
+        );
+        assert_eq!(
+            [
+                l.episode_concluded_at,
+                l.episode_ingested_at,
+                l.episode_t_valid
+            ],
+            episode
+        );
+        let ekey = keys::entity(&f.entity);
+        assert_eq!(
+            link_fact_key(&ekey, &value).unwrap(),
+            keys::fact("INC|1", f.relation, &f.entity)
+        );
+        assert!(link(b"no separator").is_err());
     }
 
     /// The bytes are the format: if this changes, stores written before no longer read.

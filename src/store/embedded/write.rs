@@ -362,7 +362,8 @@ impl Writer<'_, '_> {
             let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
             let fkey = keys::fact(fp, fact.relation, &fact.entity);
             put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
-            put(self.txn, &t.entity_facts, &ekey, &fkey)?;
+            let link = records::encode_link(&edge, [d.concluded_at, item.ingested_at, d.t_valid])?;
+            put(self.txn, &t.entity_facts, &ekey, &link)?;
             match fact.relation {
                 Relation::Mentions => self.pending.mentions += 1,
                 Relation::ResolvedBy => self.pending.resolved_by += 1,
@@ -407,10 +408,26 @@ impl Writer<'_, '_> {
                 if rules::closes(item, i, s, relation, &edge, || {
                     self.check_knowledge_time(item)
                 })? {
+                    let episode = self.episode_times(&s.prior)?;
+                    let ekey = keys::entity(&s.entity);
+                    let stale = records::encode_link(&edge, episode)?;
                     edge.t_invalid = Some(s.t_invalid);
                     edge.expired_at = Some(item.ingested_at);
                     edge.superseded_by = Some(fp.to_string());
                     put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
+                    if !t
+                        .entity_facts
+                        .delete_one_duplicate(self.txn, &ekey, &stale)
+                        .map_err(backend)?
+                    {
+                        return Err(StoreError::Corrupt {
+                            table: "entity_facts",
+                            key: keys::display(&ekey),
+                            message: format!("no link to the fact {}", keys::display(&fkey)),
+                        });
+                    }
+                    let link = records::encode_link(&edge, episode)?;
+                    put(self.txn, &t.entity_facts, &ekey, &link)?;
                     self.pending.invalidated += 1;
                     report.closed_facts += 1;
                 }
@@ -445,6 +462,21 @@ impl Writer<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// (concluded_at, ingested_at, t_valid) of a stored episode.
+    fn episode_times(&self, fingerprint: &str) -> Result<[Timestamp; 3], StoreError> {
+        self.t
+            .episode_times
+            .get(self.txn, fingerprint.as_bytes())
+            .map_err(backend)?
+            .and_then(keys::times_of::<3>)
+            .map(|times| times.map(Timestamp::from_millis))
+            .ok_or_else(|| StoreError::Corrupt {
+                table: "episode_times",
+                key: fingerprint.to_string(),
+                message: "a stored episode without its times".into(),
+            })
     }
 
     /// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.

@@ -17,7 +17,7 @@ use heed::{CommitOrAbort, Database, RwTxn};
 use super::JsonTables;
 use crate::learning::Lesson;
 use crate::lmdb::{SharedEnv, WriterLock};
-use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession};
+use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession, Timestamp};
 use crate::store::embedded::tables::{self, SCHEMA_JSON, SCHEMA_VERSION, Tables};
 use crate::store::embedded::{keys, records};
 use crate::store::{EpisodeDraft, StoreError};
@@ -56,6 +56,7 @@ pub(in crate::store::embedded) fn to_compact(
                 fact_times_repaired = counts.times_repaired,
                 supersessions = counts.supersessions,
                 entities = counts.entities,
+                entity_links = counts.links,
                 lessons_kept = counts.lessons_kept,
                 "migrated the store to compact records (schema {SCHEMA_VERSION})"
             );
@@ -77,6 +78,7 @@ struct Counts {
     times_repaired: u64,
     supersessions: u64,
     entities: u64,
+    links: u64,
     lessons_kept: u64,
 }
 
@@ -120,6 +122,7 @@ fn rewrite_all(
         Ok(Some(Rewrite::Put(encoded)))
     })?;
     counts.times_repaired = repaired;
+    counts.links = relink(shared, txn, t)?;
 
     counts.supersessions = rewrite(shared, txn, t.supersedes, |_, key, bytes| {
         let s: Supersession = json_record("supersedes", key, bytes)?;
@@ -157,6 +160,52 @@ fn rewrite_all(
     })?;
     counts.lessons_kept = kept;
     Ok(counts)
+}
+
+/// Writes the entity → fact index again from the (already compact) facts: schema 2 held fact
+/// keys there, schema 3 holds links with their times. The index is emptied first; the count
+/// written must be the count there was.
+fn relink(shared: &SharedEnv, txn: &mut RwTxn, t: &Tables) -> Result<u64, StoreError> {
+    let before = t.entity_facts.len(txn)?;
+    t.entity_facts.clear(txn)?;
+    let mut after: Option<Vec<u8>> = None;
+    let mut written = 0;
+    loop {
+        let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(CHUNK);
+        {
+            let lower = match &after {
+                Some(key) => Bound::Excluded(key.as_slice()),
+                None => Bound::Unbounded,
+            };
+            for row in t.facts.range(txn, &(lower, Bound::Unbounded))?.take(CHUNK) {
+                let (key, bytes) = row?;
+                let fact = records::fact(key, bytes)?;
+                let episode = t
+                    .episode_times
+                    .get(txn, fact.episode.as_bytes())?
+                    .and_then(keys::times_of::<3>)
+                    .ok_or_else(|| missing("fact", key, "names an episode without times"))?;
+                let link = records::encode_link(&fact, episode.map(Timestamp::from_millis))?;
+                after = Some(key.to_vec());
+                chunk.push((keys::entity(&fact.entity), link));
+            }
+        }
+        if chunk.is_empty() {
+            break;
+        }
+        for (ekey, link) in chunk {
+            t.entity_facts.put(txn, &ekey, &link)?;
+            written += 1;
+        }
+        shared.release_mapped_pages();
+    }
+    if written != before {
+        return Err(StoreError::Migration(format!(
+            "cannot migrate to compact records: the entity index held {before} rows, its facts \
+             give {written}"
+        )));
+    }
+    Ok(written)
 }
 
 /// Walks `db` in chunks of [`CHUNK`] keys, asking `decide` what becomes of each row (`None`:
