@@ -100,9 +100,8 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
         if warm_in_background {
             let problems = stack.open_warming(store.as_ref(), progress);
             stack.notices.extend(problems);
-        } else {
-            stack.warm_legs();
         }
+        stack.warm_legs();
         if let Some(t) = timeout {
             stack.engine.timeout = t;
         }

@@ -221,8 +221,11 @@ fn slug(model: &str) -> String {
         .collect()
 }
 
+/// The index of `model` in `dir`. Each layout has a directory of its own, so a process of an
+/// older release still running beside this one keeps its own index and never writes rows of
+/// its layout into this one.
 pub fn index_path(dir: &Path, model: &str) -> PathBuf {
-    dir.join(format!("vectors-{}", slug(model)))
+    dir.join(format!("vectors{LAYOUT}-{}", slug(model)))
 }
 
 /// meta: model, dimension, text_version, layout, store_id, watermark, epoch (bumped when
@@ -545,6 +548,37 @@ impl VectorIndex {
         Ok(())
     }
 
+    /// The stored f32 vector of `fingerprint` into `vector`, read at `sequence` where this
+    /// process last saw it; if another process wrote it again (or rebuilt the index) since,
+    /// from where it is now. `false`: it is no longer stored.
+    fn stored_vector(
+        &self,
+        txn: &RoTxn,
+        sequence: u64,
+        fingerprint: &str,
+        vector: &mut Vec<f32>,
+    ) -> Result<bool, IndexError> {
+        let key = sequence.to_be_bytes();
+        if let Some(bytes) = self.tables.log.get(txn, &key).map_err(|e| self.err(&e))?
+            && self.decode_into(&key, bytes, vector)?.fingerprint == fingerprint
+        {
+            return Ok(true);
+        }
+        let Some(now) = self
+            .tables
+            .vectors
+            .get(txn, fingerprint.as_bytes())
+            .map_err(|e| self.err(&e))?
+            .and_then(|v| <[u8; 8]>::try_from(v).ok())
+        else {
+            return Ok(false);
+        };
+        let Some(bytes) = self.tables.log.get(txn, &now).map_err(|e| self.err(&e))? else {
+            return Ok(false);
+        };
+        Ok(self.decode_into(&now, bytes, vector)?.fingerprint == fingerprint)
+    }
+
     /// A stored row (`key` is its sequence): its header, and its vector into `vector`.
     fn decode_into<'b>(
         &self,
@@ -708,13 +742,12 @@ impl VectorIndex {
         let mut hits = Vec::with_capacity(heap.len());
         let mut vector = Vec::with_capacity(self.dimension);
         for Reverse(HeapItem(_, i, _)) in heap {
-            let key = m.sequences[i].to_be_bytes();
-            let Some(bytes) = self.tables.log.get(&txn, &key).map_err(|e| self.err(&e))? else {
+            let fingerprint = &m.fingerprints[i];
+            if !self.stored_vector(&txn, m.sequences[i], fingerprint, &mut vector)? {
                 continue;
-            };
-            self.decode_into(&key, bytes, &mut vector)?;
+            }
             hits.push(Scored {
-                fingerprint: m.fingerprints[i].clone(),
+                fingerprint: fingerprint.clone(),
                 score: dot(&vector, query),
             });
         }

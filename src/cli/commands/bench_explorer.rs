@@ -43,7 +43,8 @@ struct ExplorerBench {
     jump_page_ms: f64,
     jump_detail_ms: f64,
     /// This process's peak resident set: the explorer's own (a child process filled the
-    /// store; the recall indexes are not built here).
+    /// store), without the recall indexes, which this bench neither builds nor loads (a
+    /// recall process's peak is `bench recall`'s `recall_peak_rss_bytes`).
     peak_rss_bytes: Option<u64>,
     target_peak_rss_bytes: u64,
     target_frame_p95_ms: f64,

@@ -7,7 +7,7 @@ use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
 use super::bench::scratch_dir;
-use super::bench_rss::{fill_in_child, peak_bytes, resident, run_child};
+use super::bench_rss::{fill_in_child, peak_bytes, reset_peak, resident, run_child};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
@@ -129,6 +129,7 @@ pub fn run(
         // The store is filled and indexed by child processes; this process is a recall
         // process opening that memory, so its peak memory is a recall's.
         fill_in_child(ctx, tmp.path(), n)?;
+        reset_peak()?;
         eprintln!("  indexing (strata index)");
         let build = run_child(ctx, tmp.path(), &["index"])?;
         let hash: Arc<dyn Embedder> = Arc::new(HashEmbedder::default());
