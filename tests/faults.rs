@@ -112,7 +112,7 @@ fn whole_or_nothing(out: &Output, landed: u64, what: &str) {
 #[test]
 fn falkordb_paused_in_the_middle_of_an_ingest() {
     for (trial, pause_after) in [30u64, 150, 400].into_iter().enumerate() {
-        let server = Server::start_with(&[]);
+        let mut server = Server::start_with(&[]);
         let scratch = tempfile::tempdir().unwrap();
         let data = scratch.path().join("data");
         let url = format!("falkordb://127.0.0.1:{}/paused", server.port);
@@ -122,6 +122,11 @@ fn falkordb_paused_in_the_middle_of_an_ingest() {
         signal(server.pid(), "STOP");
         let out = wait_bounded(child, Duration::from_secs(120));
         signal(server.pid(), "CONT");
+        let (running, log) = server.health();
+        assert!(
+            running,
+            "trial {trial}: FalkorDB exited while paused:\n{log}"
+        );
         let landed = episodes(&data, Some(&url));
         whole_or_nothing(&out, landed, &format!("trial {trial}"));
         if !out.status.success() {

@@ -12,6 +12,7 @@ use strata::store::falkordb::{FalkorStore, FalkorUrl};
 pub struct Server {
     pub port: u16,
     child: Option<Child>,
+    log: PathBuf,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -33,33 +34,38 @@ pub fn free_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-/// Whether the server on `port` is the process `pid` (its `INFO server` says so).
+/// The server's stdout and stderr, appended to `falkordb.log` in its directory.
+fn log_file(dir: &std::path::Path) -> std::fs::File {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("falkordb.log"))
+        .unwrap()
+}
+
+/// Whether the process `pid` is the one listening on loopback `port`: the listening socket's
+/// inode in /proc/net/tcp is among the process's open files. (Asking the server would need
+/// its password or its TLS.)
 fn serves(port: u16, pid: u32) -> bool {
-    use std::io::{Read, Write};
-    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
         return false;
     };
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
-    if stream.write_all(b"INFO server\r\n").is_err() {
+    let local = format!("0100007F:{port:04X}");
+    let Some(inode) = table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // local_address, state 0A = LISTEN, inode is the tenth field.
+        (fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A"))
+            .then(|| fields.get(9).map(|i| i.to_string()))
+            .flatten()
+    }) else {
         return false;
-    }
-    let mut reply = Vec::new();
-    let mut buf = [0u8; 4096];
-    let wanted = format!("process_id:{pid}\r\n");
-    while let Ok(n) = stream.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        reply.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&reply);
-        if text.contains(&wanted) {
-            return true;
-        }
-        if text.contains("process_id:") && text.contains("\r\n\r\n") {
-            break;
-        }
-    }
-    false
+    };
+    let socket = format!("socket:[{inode}]");
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy() == socket))
 }
 
 impl Server {
@@ -122,8 +128,8 @@ impl Server {
                 .args(persistence)
                 .arg("--dir")
                 .arg(dir)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stdout(log_file(dir))
+                .stderr(log_file(dir))
                 .spawn()
                 .unwrap();
             let deadline = Instant::now() + Duration::from_secs(20);
@@ -135,6 +141,7 @@ impl Server {
                     return Server {
                         port,
                         child: Some(child),
+                        log: dir.join("falkordb.log"),
                         _dir: None,
                     };
                 }
@@ -146,6 +153,18 @@ impl Server {
             }
         }
         panic!("FalkorDB exited at start five times (ports taken?)");
+    }
+
+    /// Whether the server process is still running, and what it logged.
+    pub fn health(&mut self) -> (bool, String) {
+        let running = self
+            .child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().ok().flatten().is_none());
+        (
+            running,
+            std::fs::read_to_string(&self.log).unwrap_or_default(),
+        )
     }
 
     pub fn pid(&self) -> u32 {

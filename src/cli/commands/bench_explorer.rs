@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::bench::scratch_dir;
 use super::bench_recall::TARGET_PEAK_RSS_BYTES;
 use super::bench_recall::{Percentiles, percentiles};
-use super::bench_rss::{fill_in_child, peak_bytes, reset_peak};
+use super::bench_rss::{fill_in_child, peak_bytes, reset_peak, run_child};
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 use strata::embed::HashEmbedder;
@@ -42,9 +42,8 @@ struct ExplorerBench {
     /// Of that: until the oldest page arrived, and until the oldest episode's detail did.
     jump_page_ms: f64,
     jump_detail_ms: f64,
-    /// This process's peak resident set: the explorer's own (a child process filled the
-    /// store), without the recall indexes, which this bench neither builds nor loads (a
-    /// recall process's peak is `bench recall`'s `recall_peak_rss_bytes`).
+    /// This process's peak resident set: the explorer's own, with its recall stack open on
+    /// indexes a child process built (another child filled the store).
     peak_rss_bytes: Option<u64>,
     target_peak_rss_bytes: u64,
     target_frame_p95_ms: f64,
@@ -65,6 +64,8 @@ pub fn run(
         let tmp = scratch_dir(dir)?;
         eprintln!("bench explorer: {n} episodes");
         fill_in_child(ctx, tmp.path(), n)?;
+        eprintln!("  indexing (strata index)");
+        run_child(ctx, tmp.path(), &["index"])?;
         reset_peak()?;
         results.push(bench(ctx, tmp.path(), n, frames, width, height)?);
     }
@@ -101,20 +102,22 @@ fn bench(
             .map_err(|e| Box::new(e) as strata::explorer::worker::OpenError)?;
         Ok((Arc::new(store) as Arc<dyn MemoryStore>, Vec::new()))
     });
-    // Recall without building indexes: the graph leg answers from the store, so the
-    // recall pane has rows to draw, and indexing does not compete for the two cores.
+    // Recall as the explorer opens it on a memory whose indexes another process built: all
+    // three legs, the vectors loaded, the hub links read ahead, in the worker's background.
     let open_recall: RecallOpener = Box::new(move |store, progress| {
-        RecallStack::open(
+        let mut stack = RecallStack::open(
             store,
             Ok(Arc::new(HashEmbedder::default())),
             &StackOptions {
                 index_dir,
-                sync: false,
+                sync: true,
                 vectors: Default::default(),
                 runtime: None,
             },
             progress,
-        )
+        );
+        stack.warm_legs();
+        stack
     });
     let worker = Worker::start(open_store, open_recall)?;
     let mut app = Explorer::new(
