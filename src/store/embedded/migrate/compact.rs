@@ -18,6 +18,7 @@ use super::JsonTables;
 use crate::learning::Lesson;
 use crate::lmdb::{SharedEnv, WriterLock};
 use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession, Timestamp};
+use crate::store::embedded::read::decode;
 use crate::store::embedded::tables::{self, SCHEMA_JSON, SCHEMA_VERSION, Tables};
 use crate::store::embedded::{keys, records};
 use crate::store::{EpisodeDraft, StoreError};
@@ -95,11 +96,11 @@ fn rewrite_all(
         let bytes = drafts
             .get(txn, fp)?
             .ok_or_else(|| missing("episode", fp, "has no draft"))?;
-        json_record("drafts", fp, bytes)
+        decode("drafts", fp, bytes)
     };
 
     counts.episodes = rewrite(shared, txn, t.episodes, |txn, fp, bytes| {
-        let episode: MemoryEpisode = json_record("episodes", fp, bytes)?;
+        let episode: MemoryEpisode = decode("episodes", fp, bytes)?;
         let draft = draft_of(txn, fp)?;
         let encoded = records::encode_episode(&draft, episode.ingested_at)?;
         if records::episode(fp, &encoded)? != episode || records::draft(fp, &encoded)? != draft {
@@ -110,7 +111,7 @@ fn rewrite_all(
 
     let mut repaired = 0;
     counts.facts = rewrite(shared, txn, t.facts, |txn, key, bytes| {
-        let fact: FactEdge = json_record("facts", key, bytes)?;
+        let fact: FactEdge = decode("facts", key, bytes)?;
         let encoded = records::encode_fact(&fact)?;
         if records::fact(key, &encoded)? != fact {
             return Err(missing("fact", key, "holds another fact"));
@@ -125,7 +126,7 @@ fn rewrite_all(
     counts.links = relink(shared, txn, t)?;
 
     counts.supersessions = rewrite(shared, txn, t.supersedes, |_, key, bytes| {
-        let s: Supersession = json_record("supersedes", key, bytes)?;
+        let s: Supersession = decode("supersedes", key, bytes)?;
         let encoded = records::encode_supersession(&s)?;
         if records::supersession(key, &encoded)? != s {
             return Err(missing("supersession", key, "holds another supersession"));
@@ -134,7 +135,7 @@ fn rewrite_all(
     })?;
 
     counts.entities = rewrite(shared, txn, t.entities, |_, key, bytes| {
-        let e: MemoryEntity = json_record("entities", key, bytes)?;
+        let e: MemoryEntity = decode("entities", key, bytes)?;
         let encoded = records::encode_entity(&e)?;
         if records::entity(key, &encoded)? != e {
             return Err(missing("entity", key, "holds another entity"));
@@ -144,7 +145,7 @@ fn rewrite_all(
 
     let mut kept = 0;
     rewrite(shared, txn, t.lessons, |txn, fp, bytes| {
-        let stored: Lesson = json_record("lessons", fp, bytes)?;
+        let stored: Lesson = decode("lessons", fp, bytes)?;
         let draft = draft_of(txn, fp)?;
         let rendered = crate::learning::render(
             &draft.incident_fingerprint,
@@ -250,18 +251,6 @@ fn rewrite(
         }
         shared.release_mapped_pages();
     }
-}
-
-fn json_record<T: serde::de::DeserializeOwned>(
-    table: &'static str,
-    key: &[u8],
-    bytes: &[u8],
-) -> Result<T, StoreError> {
-    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
-        table,
-        key: keys::display(key),
-        message: format!("cannot migrate a schema-2 record: {e}"),
-    })
 }
 
 fn missing(what: &str, key: &[u8], problem: &str) -> StoreError {
