@@ -214,6 +214,34 @@ fn a_dataset_is_replayed_as_memory_stood_at_each_query() {
         assert_eq!(row["ac1"], 1.0, "{legs}: {row}");
         assert_eq!(row["r10"], 1.0, "{legs}: {row}");
     }
+    assert_eq!(
+        datasets[0]["weights"],
+        serde_json::json!({"semantic": 1.0, "bm25": 0.5, "graph": 1.0}),
+        "the default weights"
+    );
+
+    // The weighted rows use the config's weights, as every other recall does.
+    let config = dir.path().join("weights.toml");
+    std::fs::write(&config, "[recall.weights]\nsemantic = 0.25\n").unwrap();
+    let out = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "--config",
+            config.to_str().unwrap(),
+            "eval",
+            "--json",
+            "--dataset",
+            set.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["datasets"][0]["weights"],
+        serde_json::json!({"semantic": 0.25, "bm25": 0.5, "graph": 1.0})
+    );
 
     std::fs::remove_file(set.join("labels.json")).unwrap();
     let missing = strata(dir.path(), &["eval", "--dataset", set.to_str().unwrap()]);

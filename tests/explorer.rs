@@ -233,11 +233,13 @@ fn toggling_a_leg_changes_the_ranking_and_reports_it_disabled() {
     assert!(screen.contains("[ ] semantic (s) disabled"), "{screen}");
     insta::assert_snapshot!("recall_without_semantic_200x60", screen);
     let screen = play(&mut s, "Key f\nWaitIdle\n");
-    assert!(screen.contains("fusion seed"), "{screen}");
+    assert!(screen.contains("fusion rrf"), "{screen}");
     assert_eq!(
         s.app().panes.recall.response.as_ref().unwrap().fusion,
-        strata::recall::FusionPolicy::Seed
+        strata::recall::FusionPolicy::Rrf
     );
+    let screen = play(&mut s, "Key f\nWaitIdle\n");
+    assert!(screen.contains("fusion seed"), "{screen}");
 }
 
 #[test]

@@ -253,7 +253,24 @@ fn the_graph_leg_follows_another_processs_writes_exactly_as_a_fresh_one_reads_th
     let live = GraphLeg::new(store.clone());
     let before = live.search(&query).unwrap();
     assert_eq!(before.fingerprints, ["INC-A", "INC-B"], "{before:?}");
-    assert_eq!(before.note.as_deref(), Some("seeds: service|alpha-svc"));
+    assert_eq!(
+        before.note.as_deref(),
+        Some("seeds named in the text: service|alpha-svc")
+    );
+    // A query that implicates entities walks from them alone: alpha-svc, named in its text, is
+    // no seed of it (INC-A comes in at hop 2, through the shared database).
+    let implicated = live
+        .search(&LegQuery {
+            entities: vec![strata::model::EntityKey::new("service", "beta-svc").unwrap()],
+            ..query.clone()
+        })
+        .unwrap();
+    assert_eq!(implicated.note.as_deref(), Some("seeds: service|beta-svc"));
+    assert_eq!(
+        implicated.fingerprints,
+        ["INC-B", "INC-A"],
+        "{implicated:?}"
+    );
     // Past the engine's deadline the leg stops instead of walking on unheard.
     let late = LegQuery {
         deadline: Some(std::time::Instant::now()),
@@ -277,7 +294,7 @@ fn the_graph_leg_follows_another_processs_writes_exactly_as_a_fresh_one_reads_th
     let after = live.search(&query).unwrap();
     assert_eq!(
         after.note.as_deref(),
-        Some("seeds: service|alpha-svc, service|gamma-svc"),
+        Some("seeds named in the text: service|alpha-svc, service|gamma-svc"),
         "the entity written by the other process is found in the text"
     );
     assert_eq!(

@@ -237,9 +237,9 @@ pub struct RecallArgs {
     /// Legs to run, comma-separated
     #[arg(long, default_value = "semantic,bm25,graph")]
     pub legs: LegSet,
-    #[arg(long, value_enum, default_value_t = FusionPolicy::Rrf)]
+    #[arg(long, value_enum, default_value_t = FusionPolicy::default())]
     pub fusion: FusionPolicy,
-    /// Leg weights for --fusion weighted, e.g. semantic=1,bm25=0.5,graph=0.5 [default: the config's [recall.weights], else those]
+    /// Leg weights for --fusion weighted, e.g. semantic=1,bm25=0.5,graph=1 [default: the config's [recall.weights], else those]
     #[arg(long, value_name = "LEG=W,...")]
     pub weights: Option<LegWeights>,
     /// Per-leg timeout

@@ -101,7 +101,7 @@ pub async fn evaluate(
                         fusion,
                     })
                     .await;
-                if legs == LegSet::ALL && fusion == FusionPolicy::Rrf {
+                if legs == LegSet::ALL && fusion == FusionPolicy::default() {
                     latencies.push(response.latency_ms);
                 }
                 let ranked: Vec<String> = response

@@ -176,7 +176,7 @@ pub enum ActionName {
     RecallGraph,
     #[strum(
         serialize = "recall.fusion",
-        message = "cycle fusion: rrf, seed, weighted"
+        message = "cycle fusion: weighted, rrf, seed"
     )]
     RecallFusion,
     #[strum(

@@ -72,7 +72,7 @@ pub struct RecallParams {
     /// Legs to run [default: all three].
     #[serde(default)]
     pub legs: Option<Vec<Leg>>,
-    /// Ordering of the fused list [default: rrf].
+    /// Ordering of the fused list [default: weighted].
     #[serde(default)]
     pub fusion: Option<FusionPolicy>,
 }
@@ -118,7 +118,7 @@ impl RecallParams {
             k,
             as_of: as_of(&self.valid_at, &self.known_at, now)?,
             legs,
-            fusion: self.fusion.unwrap_or(FusionPolicy::Rrf),
+            fusion: self.fusion.unwrap_or_default(),
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Finds known entity refs in free text (no model): Aho-Corasick over every entity ref,
-//! case-insensitive, leftmost-longest, whole words only.
+//! case-insensitive, leftmost-longest, whole words only. A ref that changes case inside a word
+//! (`AppleWebKit`, `FireFox`) is an identifier and is found only as written.
 //!
 //! A live store gains entities while recall runs, so the dictionary grows in tiers: each
 //! batch of new entities is a small automaton of its own, and tiers of similar size merge
@@ -120,6 +121,10 @@ impl EntityDictionary {
     /// refs would take them), and then kept only where they are whole words.
     pub fn find(&self, text: &str) -> Vec<EntityKey> {
         let lower = text.to_lowercase();
+        // Lowercasing moved no byte (as for ASCII): a span of `lower` is the same span of `text`.
+        let aligned = text
+            .chars()
+            .all(|c| c.to_lowercase().map(char::len_utf8).sum::<usize>() == c.len_utf8());
         let bytes = lower.as_bytes();
         let boundary = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
         // (start, end, tier, pattern) of every occurrence in any tier.
@@ -147,9 +152,11 @@ impl EntityDictionary {
                 resume = end;
                 let before = start.checked_sub(1).and_then(|b| bytes.get(b));
                 if boundary(before) && boundary(bytes.get(end)) {
+                    let written = aligned.then(|| text.get(start..end)).flatten();
                     let mut keys: Vec<&EntityKey> = spans[i..i + same]
                         .iter()
                         .flat_map(|s| self.tiers[s.2].entities_of(s.3))
+                        .filter(|key| written.is_none_or(|w| may_name(&key.entity_ref, w)))
                         .collect();
                     keys.sort();
                     for key in keys {
@@ -163,6 +170,18 @@ impl EntityDictionary {
         }
         found
     }
+}
+
+/// Whether `written` in a text names the entity ref it matched case-insensitively. A ref that
+/// changes case inside a word (`FireFox`, `TypeError`, `iPhone`) is an identifier, spelled one
+/// way on purpose: it is named as written, or typed all in lowercase, but `Firefox` in a
+/// user-agent string is another word. `Redis` and `redis` are prose, capitalised as it likes.
+fn may_name(entity_ref: &str, written: &str) -> bool {
+    let identifier = entity_ref
+        .chars()
+        .zip(entity_ref.chars().skip(1))
+        .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+    !identifier || written == entity_ref || !written.chars().any(char::is_uppercase)
 }
 
 #[cfg(test)]
@@ -186,6 +205,34 @@ mod tests {
         let refs: Vec<_> = found.iter().map(|k| k.entity_ref.as_str()).collect();
         assert_eq!(refs, ["pgbouncer", "postgres", "node-a"]);
         assert!(d.find("postgresql only").is_empty());
+    }
+
+    #[test]
+    fn an_identifier_is_named_as_written_or_in_lowercase() {
+        let d = EntityDictionary::new(vec![
+            key("code", "FireFox"),
+            key("code", "AppleWebKit"),
+            key("service", "Redis"),
+        ]);
+        let refs = |text: &str| -> Vec<String> {
+            d.find(text).into_iter().map(|k| k.entity_ref).collect()
+        };
+        assert!(
+            refs("Mozilla/5.0 Gecko/20100101 Firefox/60.0").is_empty(),
+            "Firefox is not the identifier FireFox"
+        );
+        assert_eq!(refs("FireFox hangs"), ["FireFox"]);
+        assert_eq!(
+            refs("firefox hangs; applewebkit too"),
+            ["FireFox", "AppleWebKit"]
+        );
+        assert!(refs("APPLEWEBKIT").is_empty());
+        assert_eq!(refs("REDIS down, redis up, Redis"), ["Redis"]);
+        assert_eq!(
+            refs("café: Firefox, AppleWebKit"),
+            ["AppleWebKit"],
+            "a text with non-ASCII letters is held to the same spelling"
+        );
     }
 
     #[test]

@@ -346,7 +346,7 @@ impl Reader<'_> {
                 as_of: AsOf::now(self.ctx.now),
                 k: 10,
                 legs: LegSet::ALL,
-                fusion: FusionPolicy::Rrf,
+                fusion: FusionPolicy::default(),
             };
             let response = self.runtime.block_on(self.stack.engine.recall(&request));
             run.times.push(t0.elapsed().as_secs_f64() * 1e3);

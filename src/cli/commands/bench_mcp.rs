@@ -74,7 +74,7 @@ pub fn run(ctx: &Context, episodes: usize, queries: usize, dir: Option<&Path>) -
                 as_of: AsOf::now(ctx.now),
                 k: 10,
                 legs: LegSet::ALL,
-                fusion: FusionPolicy::Rrf,
+                fusion: FusionPolicy::default(),
             };
             let args = json!({
                 "query": text,

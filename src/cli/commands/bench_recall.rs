@@ -274,7 +274,7 @@ pub(crate) fn time_recalls(
             as_of: AsOf::now(ctx.now),
             k: 10,
             legs,
-            fusion: FusionPolicy::Rrf,
+            fusion: FusionPolicy::default(),
         };
         let r = runtime.block_on(stack.engine.recall(&request));
         for leg in legs.legs() {

@@ -35,7 +35,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
             let store_dir = scratch.path().join(format!("dataset-{i}"));
             let (name, labels, store) = load_dataset(ctx, dir, &store_dir)?;
             let index_dir = scratch.path().join(format!("dataset-{i}-index"));
-            let stack = open_stack(store, embedder.clone(), &index_dir);
+            let stack = open_stack(ctx, store, embedder.clone(), &index_dir);
             datasets.push(runtime.block_on(eval::evaluate(
                 &stack.engine,
                 &name,
@@ -59,7 +59,12 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         say!("eval: seeding the demo memory into a scratch store");
         let store = Arc::new(EmbeddedStore::open(&scratch.path().join("demo"))?);
         strata::demo::seed(store.as_ref())?;
-        let stack = open_stack(store, embedder.clone(), &scratch.path().join("demo-index"));
+        let stack = open_stack(
+            ctx,
+            store,
+            embedder.clone(),
+            &scratch.path().join("demo-index"),
+        );
         let labels = strata::demo::generate().labels;
         datasets.push(runtime.block_on(eval::evaluate(&stack.engine, "demo", DEMO_RULE, &labels)));
 
@@ -71,7 +76,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
                 let labels = eval::postmortem_labels(&converted.batch);
                 let store = Arc::new(EmbeddedStore::open(&scratch.path().join("postmortems"))?);
                 ingest::write(store.as_ref(), &converted.batch)?;
-                let stack = open_stack(store, embedder, &scratch.path().join("pm-index"));
+                let stack = open_stack(ctx, store, embedder, &scratch.path().join("pm-index"));
                 datasets.push(runtime.block_on(eval::evaluate(
                     &stack.engine,
                     "postmortems",
@@ -127,12 +132,13 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
 }
 
 fn open_stack(
+    ctx: &Context,
     store: Arc<EmbeddedStore>,
     embedder: Result<Arc<dyn Embedder>, strata::embed::EmbedError>,
     index_dir: &Path,
 ) -> RecallStack {
     let mut progress = progress_printer("eval: indexing");
-    let stack = RecallStack::open(
+    let mut stack = RecallStack::open(
         store,
         embedder,
         &StackOptions {
@@ -145,6 +151,10 @@ fn open_stack(
     );
     for n in &stack.notices {
         say!("note: {n}");
+    }
+    // The weighted rows use the weights every other recall would: the config's, else the defaults.
+    if let Some(w) = ctx.config.recall.weights {
+        stack.engine.weights = w;
     }
     stack
 }

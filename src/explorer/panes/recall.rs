@@ -17,6 +17,7 @@ use crate::explorer::theme::Theme;
 use crate::explorer::ui::{clip, inner, ms, pane_block};
 use crate::learning::CodeUnit;
 use crate::model::AsOf;
+use crate::recall::fusion::RRF_K;
 use crate::recall::{
     FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallResponse, RecallResult,
 };
@@ -42,7 +43,7 @@ impl RecallPane {
         RecallPane {
             query,
             legs: LegSet::ALL,
-            fusion: FusionPolicy::Rrf,
+            fusion: FusionPolicy::default(),
             k,
             seeded_from: None,
             response: None,
@@ -449,9 +450,16 @@ fn explanation(res: &RecallResult) -> Vec<Line<'static>> {
     let parts: Vec<String> = Leg::ALL
         .iter()
         .filter_map(|leg| {
-            res.per_leg
-                .get(*leg)
-                .map(|r| format!("{} 1/(60+{}) = {:.5}", leg.as_str(), r.rank, r.contribution))
+            res.per_leg.get(*leg).map(|r| {
+                // The leg's weight, read back from its share (1 unless fusion weighs legs).
+                let weight = (r.contribution * (RRF_K + r.rank as f64) * 1000.0).round() / 1000.0;
+                format!(
+                    "{} {weight}/(60+{}) = {:.5}",
+                    leg.as_str(),
+                    r.rank,
+                    r.contribution
+                )
+            })
         })
         .collect();
     let placed = match res.decided_by {

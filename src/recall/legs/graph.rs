@@ -19,8 +19,9 @@ const MIN_SEED_HUB: u64 = 20;
 /// Breadth-first from the implicated entities over facts valid at the as-of point:
 /// hop 1 = episodes with a fact about a seed entity; hop 2 = episodes sharing an entity with,
 /// or linked by SUPERSEDES to, a hop-1 episode. Ranked by hop, then shared entities, then
-/// recency, then fingerprint. Seeds that most of a large memory mentions are not followed, and
-/// the note says so; with none left the leg returns nothing.
+/// recency, then fingerprint. The seeds are the query's entities; a query that names none is
+/// seeded from the known entities its text names. Seeds that most of a large memory mentions
+/// are not followed, and the note says so; with none left the leg returns nothing.
 pub struct GraphLeg {
     store: Arc<dyn MemoryStore>,
     view: RwLock<View>,
@@ -413,12 +414,12 @@ impl RecallLeg for GraphLeg {
     }
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
-        let mut seeds = q.entities.clone();
-        for found in self.snapshot()?.find(&q.text) {
-            if !seeds.contains(&found) {
-                seeds.push(found);
-            }
-        }
+        let from_text = q.entities.is_empty();
+        let seeds = if from_text {
+            self.snapshot()?.find(&q.text)
+        } else {
+            q.entities.clone()
+        };
         let episodes = self.view.read().map_or(0, |v| v.episodes).max(1);
         let counted = self
             .store
@@ -445,7 +446,12 @@ impl RecallLeg for GraphLeg {
             followed.push(seed);
         }
         let note = Some(format!(
-            "seeds: {}",
+            "{}: {}",
+            if from_text {
+                "seeds named in the text"
+            } else {
+                "seeds"
+            },
             if described.is_empty() {
                 "none".to_string()
             } else {
