@@ -439,6 +439,7 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
     ];
     for (text, entities) in queries {
         for (legs, fusion) in [
+            (LegSet::ALL, FusionPolicy::Weighted),
             (LegSet::ALL, FusionPolicy::Rrf),
             (LegSet::ALL, FusionPolicy::Seed),
             (LegSet::of(&[Leg::Graph]), FusionPolicy::Rrf),

@@ -2,7 +2,7 @@
 //! index, FalkorDB's vector index and a real Qdrant. Each must return the same neighbours in
 //! the same order (ties to the smaller fingerprint) under the as-of filter on both axes, at
 //! the interval boundaries, with hostile strings as payload, and give the demo memory the
-//! same recall rankings under both fusion policies.
+//! same recall rankings under every fusion policy.
 
 mod common;
 
@@ -199,9 +199,9 @@ fn neighbours_agree_at_the_boundaries_with_ties_and_hostile_payloads() {
     all_agree("boundaries", &transcripts);
 }
 
-/// The whole demo memory: every leg on, both fusion policies, two as-of points.
+/// The whole demo memory: every leg on, every fusion policy, two as-of points.
 #[test]
-fn demo_recall_rankings_agree_under_both_fusion_policies() {
+fn demo_recall_rankings_agree_under_every_fusion_policy() {
     let fill = |store: &dyn MemoryStore| {
         strata::demo::seed(store).unwrap();
     };
@@ -234,7 +234,7 @@ fn demo_recall_rankings_agree_under_both_fusion_policies() {
         .map(|s| {
             let mut out = String::new();
             for (text, entities) in queries {
-                for fusion in [FusionPolicy::Rrf, FusionPolicy::Seed] {
+                for fusion in FusionPolicy::ALL {
                     for legs in [LegSet::ALL, LegSet::of(&[strata::recall::Leg::Semantic])] {
                         for at in ["2026-12-01T00:00:00Z", "2026-06-01T00:00:00Z"] {
                             let r = runtime.block_on(s.stack.engine.recall(&RecallRequest {

@@ -223,7 +223,8 @@ fn parse_size(text: &str) -> Result<(u16, u16), String> {
 pub struct RecallArgs {
     /// The incident context: what is happening now
     pub text: String,
-    /// An implicated entity (TYPE:REF); repeatable
+    /// An implicated entity (TYPE:REF); repeatable. They alone seed the graph leg; with none,
+    /// the known entity refs the text names seed it
     #[arg(long = "entity", value_name = "TYPE:REF")]
     pub entities: Vec<EntityKey>,
     #[arg(long, default_value_t = 10)]
@@ -239,7 +240,7 @@ pub struct RecallArgs {
     pub legs: LegSet,
     #[arg(long, value_enum, default_value_t = FusionPolicy::default())]
     pub fusion: FusionPolicy,
-    /// Leg weights for --fusion weighted, e.g. semantic=1,bm25=0.5,graph=1 [default: the config's [recall.weights], else those]
+    /// Leg weights for --fusion weighted (the default), e.g. semantic=1,bm25=0.5,graph=1 [default: the config's [recall.weights], else those]
     #[arg(long, value_name = "LEG=W,...")]
     pub weights: Option<LegWeights>,
     /// Per-leg timeout

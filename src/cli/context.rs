@@ -10,7 +10,7 @@ use strata::config::{self, Config};
 use strata::embed::{self, Embedder, EmbedderConfig, EmbedderKind};
 use strata::index::VectorLocation;
 use strata::model::Timestamp;
-use strata::recall::{RecallStack, StackOptions};
+use strata::recall::{RecallEngine, RecallStack, StackOptions};
 use strata::store::MemoryStore;
 use strata::store::StoreLocation;
 
@@ -171,16 +171,21 @@ impl Context {
             super::output::say!("note: {notice}");
         }
         let mut stack = stack;
+        self.configure_recall(&mut stack.engine);
+        stack
+    }
+
+    /// The config's `[recall]` settings (timeout, leg limit, weights) on an engine.
+    pub fn configure_recall(&self, engine: &mut RecallEngine) {
         if let Some(ms) = self.config.recall.timeout_ms {
-            stack.engine.timeout = std::time::Duration::from_millis(ms);
+            engine.timeout = std::time::Duration::from_millis(ms);
         }
         if let Some(n) = self.config.recall.leg_limit {
-            stack.engine.leg_limit = n;
+            engine.leg_limit = n;
         }
         if let Some(w) = self.config.recall.weights {
-            stack.engine.weights = w;
+            engine.weights = w;
         }
-        stack
     }
 
     /// Logs go to `strata.log` in the data directory, never to the terminal.

@@ -56,7 +56,8 @@ fn as_of(
 pub struct RecallParams {
     /// The incident context: what is happening now.
     pub query: String,
-    /// Implicated entities, as TYPE:REF (they seed the graph leg).
+    /// Implicated entities, as TYPE:REF. They alone seed the graph leg; with none, the known
+    /// entity refs the query names seed it.
     #[serde(default)]
     pub entities: Vec<String>,
     /// How many results [default: 10].

@@ -118,13 +118,23 @@ impl EntityDictionary {
 
     /// Every entity whose ref occurs in `text` as a whole word, in order of first occurrence.
     /// Occurrences are taken leftmost-longest across every tier (as one automaton over all
-    /// refs would take them), and then kept only where they are whole words.
+    /// refs would take them), and then kept only where they are whole words and spelled as the
+    /// ref allows (`may_name`); an occurrence that is not still hides the shorter ones inside it.
     pub fn find(&self, text: &str) -> Vec<EntityKey> {
         let lower = text.to_lowercase();
-        // Lowercasing moved no byte (as for ASCII): a span of `lower` is the same span of `text`.
-        let aligned = text
-            .chars()
-            .all(|c| c.to_lowercase().map(char::len_utf8).sum::<usize>() == c.len_utf8());
+        // Where each byte of `lower` came from in `text`: lowercasing can change a character's
+        // length (`İ`), so a span of one is not always the same span of the other.
+        let mut origin: Vec<usize> = Vec::with_capacity(lower.len() + 1);
+        for (at, c) in text.char_indices() {
+            let n: usize = c.to_lowercase().map(char::len_utf8).sum();
+            origin.extend(std::iter::repeat_n(at, n));
+        }
+        origin.push(text.len());
+        let as_written = |start: usize, end: usize| -> Option<&str> {
+            (origin.len() == lower.len() + 1)
+                .then(|| text.get(origin[start]..origin[end]))
+                .flatten()
+        };
         let bytes = lower.as_bytes();
         let boundary = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
         // (start, end, tier, pattern) of every occurrence in any tier.
@@ -152,7 +162,7 @@ impl EntityDictionary {
                 resume = end;
                 let before = start.checked_sub(1).and_then(|b| bytes.get(b));
                 if boundary(before) && boundary(bytes.get(end)) {
-                    let written = aligned.then(|| text.get(start..end)).flatten();
+                    let written = as_written(start, end);
                     let mut keys: Vec<&EntityKey> = spans[i..i + same]
                         .iter()
                         .flat_map(|s| self.tiers[s.2].entities_of(s.3))
@@ -232,6 +242,11 @@ mod tests {
             refs("café: Firefox, AppleWebKit"),
             ["AppleWebKit"],
             "a text with non-ASCII letters is held to the same spelling"
+        );
+        assert_eq!(
+            refs("İstanbul office: Firefox, AppleWebKit, firefox"),
+            ["AppleWebKit", "FireFox"],
+            "so is one whose lowercasing changes a letter's length"
         );
     }
 

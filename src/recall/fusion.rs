@@ -1,6 +1,6 @@
-//! Reciprocal Rank Fusion: `score = Σ 1/(60 + rank)` over the legs, ranks 0-based, and three
-//! policies: plain RRF and the source design's ordering of it, and weighted RRF
-//! (`score = Σ w_leg/(60 + rank)`).
+//! Reciprocal Rank Fusion: `score = Σ w_leg/(60 + rank)` over the legs, ranks 0-based, under
+//! three policies: weighted RRF (the default), plain RRF (every weight 1) and the source
+//! design's ordering of plain RRF.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;

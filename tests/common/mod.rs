@@ -65,6 +65,8 @@ pub fn strata_command(data: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_strata"));
     command
         .env("STRATA_EMBEDDER", "hash")
+        // The developer's own ~/.config/strata (weights, say) stays out of the tests.
+        .env("XDG_CONFIG_HOME", data.join("no-user-config"))
         .arg("--data")
         .arg(data)
         .args(args);

@@ -109,6 +109,12 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
                 baseline.display()
             )
         })?;
+        for name in eval::reweighted(&base, &report) {
+            say!(
+                "gate: {name}: the weighted rows are not compared (the baseline weighed the legs \
+                 differently)"
+            );
+        }
         let failures = eval::gate(&base, &report);
         for f in &failures {
             say!(
@@ -152,10 +158,8 @@ fn open_stack(
     for n in &stack.notices {
         say!("note: {n}");
     }
-    // The weighted rows use the weights every other recall would: the config's, else the defaults.
-    if let Some(w) = ctx.config.recall.weights {
-        stack.engine.weights = w;
-    }
+    // Recall as every other command runs it: the config's timeout, leg limit and weights.
+    ctx.configure_recall(&mut stack.engine);
     stack
 }
 

@@ -454,7 +454,7 @@ fn explanation(res: &RecallResult) -> Vec<Line<'static>> {
                 // The leg's weight, read back from its share (1 unless fusion weighs legs).
                 let weight = (r.contribution * (RRF_K + r.rank as f64) * 1000.0).round() / 1000.0;
                 format!(
-                    "{} {weight}/(60+{}) = {:.5}",
+                    "{} {weight}/({RRF_K}+{}) = {:.5}",
                     leg.as_str(),
                     r.rank,
                     r.contribution

@@ -414,9 +414,12 @@ impl RecallLeg for GraphLeg {
     }
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
+        // Read even when the query implicates entities: the first read catches the leg up,
+        // which counts the episodes a seed's share is taken of.
+        let dictionary = self.snapshot()?;
         let from_text = q.entities.is_empty();
         let seeds = if from_text {
-            self.snapshot()?.find(&q.text)
+            dictionary.find(&q.text)
         } else {
             q.entities.clone()
         };
