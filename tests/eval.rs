@@ -7,23 +7,21 @@ use serde_json::Value;
 use strata::eval::postmortem_labels;
 use strata::import::postmortems::{KnowledgeTime, convert_dir};
 
+/// `strata --embedder hash ARGS…` on `data`, which must succeed, and the JSON it printed.
+fn json_of(data: &std::path::Path, args: &[&str]) -> Value {
+    let out = strata(data, &[&["--embedder", "hash"], args].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 #[test]
 fn eval_reports_every_combination_and_gates_on_ac1() {
     let dir = tempfile::tempdir().unwrap();
     let pm = shared_dir().join("data/postmortems");
-    let out = strata(
+    let report = json_of(
         dir.path(),
-        &[
-            "--embedder",
-            "hash",
-            "eval",
-            "--json",
-            "--postmortems",
-            pm.to_str().unwrap(),
-        ],
+        &["eval", "--json", "--postmortems", pm.to_str().unwrap()],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let datasets = report["datasets"].as_array().unwrap();
     assert_eq!(datasets.len(), 2);
     let demo = &datasets[0];
@@ -60,7 +58,7 @@ fn eval_reports_every_combination_and_gates_on_ac1() {
         );
     }
     let baseline = dir.path().join("baseline.json");
-    std::fs::write(&baseline, &out.stdout).unwrap();
+    std::fs::write(&baseline, serde_json::to_vec(&report).unwrap()).unwrap();
     let same = strata(
         dir.path(),
         &[
@@ -187,19 +185,10 @@ fn a_dataset_is_replayed_as_memory_stood_at_each_query() {
         .unwrap(),
     )
     .unwrap();
-    let out = strata(
+    let report = json_of(
         dir.path(),
-        &[
-            "--embedder",
-            "hash",
-            "eval",
-            "--json",
-            "--dataset",
-            set.to_str().unwrap(),
-        ],
+        &["eval", "--json", "--dataset", set.to_str().unwrap()],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let datasets = report["datasets"].as_array().unwrap();
     assert_eq!(datasets.len(), 1);
     assert_eq!(datasets[0]["name"], "tiny-set");
@@ -223,11 +212,9 @@ fn a_dataset_is_replayed_as_memory_stood_at_each_query() {
     // The weighted rows use the config's weights, as every other recall does.
     let config = dir.path().join("weights.toml");
     std::fs::write(&config, "[recall.weights]\nsemantic = 0.25\n").unwrap();
-    let out = strata(
+    let report = json_of(
         dir.path(),
         &[
-            "--embedder",
-            "hash",
             "--config",
             config.to_str().unwrap(),
             "eval",
@@ -236,8 +223,6 @@ fn a_dataset_is_replayed_as_memory_stood_at_each_query() {
             set.to_str().unwrap(),
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["datasets"][0]["weights"],
         serde_json::json!({"semantic": 0.25, "bm25": 0.5, "graph": 1.0})
@@ -265,11 +250,9 @@ fn the_gitbugs_dev_set_replays_to_its_committed_baseline() {
     let dir = tempfile::tempdir().unwrap();
     let committed = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("assets/eval/gitbugs-seamonkey-hash.json");
-    let out = strata(
+    let report = json_of(
         dir.path(),
         &[
-            "--embedder",
-            "hash",
             "eval",
             "--json",
             "--dataset",
@@ -278,8 +261,6 @@ fn the_gitbugs_dev_set_replays_to_its_committed_baseline() {
             committed.to_str().unwrap(),
         ],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let shipped: Value =
         serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
     assert_eq!(report["datasets"][0]["queries"], 46);

@@ -228,8 +228,7 @@ pub fn index_path(dir: &Path, model: &str) -> PathBuf {
     dir.join(format!("vectors{LAYOUT}-{}", slug(model)))
 }
 
-/// meta: model, dimension, text_version, layout, store_id, watermark, epoch (bumped when
-/// cleared)
+/// meta: model, dimension, text_version, store_id, watermark, epoch (bumped when cleared)
 /// log: append sequence (u64 BE) -> [`encode_row`]: the rows in the order they were written,
 /// which other processes read from where they left off; always appended, so its pages are
 /// full. A row written again for the same fingerprint replaces its earlier one.
@@ -241,7 +240,7 @@ struct Tables {
     log: Db,
 }
 
-/// The layout of the tables above; an index in another is rebuilt.
+/// The layout of the tables above, named by the index's directory ([`index_path`]).
 const LAYOUT: &str = "2";
 
 /// A stored row's header: where it is, whose vector, and its times.
@@ -348,9 +347,7 @@ impl VectorIndex {
                         dimension,
                     });
                 }
-                if get(&wtxn, "layout")?.as_deref() != Some(LAYOUT) {
-                    rebuilt = Some("kept in an older layout".to_string());
-                } else if get(&wtxn, "text_version")?.as_deref() != Some(current_text.as_str()) {
+                if get(&wtxn, "text_version")?.as_deref() != Some(current_text.as_str()) {
                     rebuilt = Some("built from an older episode text".to_string());
                 } else if let Some(id) = store_id
                     && get(&wtxn, "store_id")?.as_deref() != Some(id)
@@ -363,7 +360,6 @@ impl VectorIndex {
                 put_meta(&t, &mut wtxn, "dimension", &dimension.to_string())
                     .map_err(|e| err(&e))?;
                 put_meta(&t, &mut wtxn, "text_version", &current_text).map_err(|e| err(&e))?;
-                put_meta(&t, &mut wtxn, "layout", LAYOUT).map_err(|e| err(&e))?;
                 if let Some(id) = store_id {
                     put_meta(&t, &mut wtxn, "store_id", id).map_err(|e| err(&e))?;
                 }
@@ -433,16 +429,6 @@ impl VectorIndex {
             let found_dimension = get_meta(&t, &txn, "dimension")
                 .map_err(|e| err(&e))?
                 .and_then(|d| d.parse().ok());
-            if found_model.as_deref() == Some(model)
-                && get_meta(&t, &txn, "layout")
-                    .map_err(|e| err(&e))?
-                    .as_deref()
-                    != Some(LAYOUT)
-            {
-                return Err(err(
-                    &"the index is kept in an older layout, and the filesystem is read-only",
-                ));
-            }
             if found_model.as_deref() != Some(model) || found_dimension != Some(dimension) {
                 return Err(IndexError::EmbedderMismatch {
                     path,
@@ -489,7 +475,6 @@ impl VectorIndex {
             put_meta(&t, txn, "watermark", "0")?;
             put_meta(&t, txn, "epoch", &(epoch + 1).to_string())?;
             put_meta(&t, txn, "text_version", &TEXT_VERSION.to_string())?;
-            put_meta(&t, txn, "layout", LAYOUT)?;
             put_meta(&t, txn, "store_id", store_id)
         };
         run(&mut txn).map_err(|e| self.err(&e))?;

@@ -130,8 +130,9 @@ impl EntityDictionary {
             origin.extend(std::iter::repeat_n(at, n));
         }
         origin.push(text.len());
+        let mapped = origin.len() == lower.len() + 1;
         let as_written = |start: usize, end: usize| -> Option<&str> {
-            (origin.len() == lower.len() + 1)
+            mapped
                 .then(|| text.get(origin[start]..origin[end]))
                 .flatten()
         };

@@ -54,38 +54,33 @@ impl RecallEngine {
         }
     }
 
-    /// Every leg brought up to the store (see [`RecallLeg::catch_up`]); what stopped one is
-    /// returned, not raised.
     /// [`RecallLeg::warm`] of every leg; what stopped one is returned, not raised.
     pub fn warm_legs(&self) -> Vec<String> {
-        self.legs
-            .iter()
-            .filter_map(|leg| {
-                leg.warm()
-                    .err()
-                    .map(|e| format!("{} leg warm-up stopped: {e}", leg.leg()))
-            })
-            .collect()
+        self.each_leg("warm-up", |leg| leg.warm())
     }
 
+    /// Every leg brought up to the store (see [`RecallLeg::catch_up`]); what stopped one is
+    /// returned, not raised.
     pub fn catch_up_legs(&self) -> Vec<String> {
+        self.each_leg("catch-up", |leg| leg.catch_up())
+    }
+
+    /// Runs `step` on every leg, logging how long each took; what stopped one, as a notice.
+    fn each_leg(
+        &self,
+        what: &str,
+        step: impl Fn(&dyn RecallLeg) -> Result<(), LegError>,
+    ) -> Vec<String> {
         self.legs
             .iter()
             .filter_map(|leg| {
                 let started = Instant::now();
-                let caught_up = leg.catch_up();
-                tracing::info!(leg = %leg.leg(), ms = started.elapsed().as_millis() as u64, "leg caught up");
-                caught_up
-                    .err()
-                    .map(|e| format!("{} leg catch-up stopped: {e}", leg.leg()))
+                let done = step(leg.as_ref());
+                tracing::info!(leg = %leg.leg(), ms = started.elapsed().as_millis() as u64, "leg {what} done");
+                done.err()
+                    .map(|e| format!("{} leg {what} stopped: {e}", leg.leg()))
             })
             .collect()
-    }
-
-    /// Lets go of the store pages this process mapped while catching up (see
-    /// [`MemoryStore::release_mapped_pages`]).
-    pub fn release_mapped_pages(&self) {
-        self.store.release_mapped_pages();
     }
 
     pub fn embedder_label(&self) -> &str {

@@ -175,8 +175,8 @@ impl RecallStack {
     /// one-shot recall or an index build skips it.
     pub fn warm_legs(&mut self) {
         let started = std::time::Instant::now();
+        // The graph leg lets go of each hub's pages once it has read them.
         self.notices.extend(self.engine.warm_legs());
-        self.engine.release_mapped_pages();
         tracing::info!(
             ms = started.elapsed().as_millis() as u64,
             heap_mb = heap_mb(),

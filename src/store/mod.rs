@@ -207,12 +207,12 @@ pub trait MemoryStore: Send + Sync {
     /// skills, code units): what a live view polls to learn that there is something new.
     fn generation(&self) -> Result<u64, StoreError>;
 
-    /// Why writes acknowledged here would not survive a restart (a server with persistence
-    /// off), or `None` when they would, or when the store cannot tell.
     /// Lets go of this process's mapping of the store pages a bulk read touched (they stay
     /// in the kernel's page cache); a store on a server keeps nothing mapped here.
     fn release_mapped_pages(&self) {}
 
+    /// Why writes acknowledged here would not survive a restart (a server with persistence
+    /// off), or `None` when they would, or when the store cannot tell.
     fn durability_warning(&self) -> Option<String> {
         None
     }

@@ -12,10 +12,20 @@ use crate::cli::context::Context;
 /// This process's peak resident set (the kernel's `VmHWM`) since it started or since the
 /// last [`reset_peak`], in bytes.
 pub fn peak_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    status_bytes(
+        &std::fs::read_to_string("/proc/self/status").ok()?,
+        "VmHWM:",
+    )
+}
+
+/// The field `name` (`VmHWM:`, in kB) of a `/proc/PID/status` text, in bytes.
+fn status_bytes(status: &str, name: &str) -> Option<u64> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|kb| kb.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
 }
 
 /// Returns freed heap to the kernel and starts the peak again from the resident set now
@@ -87,13 +97,8 @@ pub fn wait_with_peak_rss(pid: u32) -> Result<(i32, u64)> {
 /// RssAnon and RssFile of a process, in bytes, from /proc.
 pub fn resident(pid: u32) -> Option<(u64, u64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|kb| kb.parse::<u64>().ok())
-            .map(|kb| kb * 1024)
-    };
-    Some((field("RssAnon:")?, field("RssFile:")?))
+    Some((
+        status_bytes(&status, "RssAnon:")?,
+        status_bytes(&status, "RssFile:")?,
+    ))
 }

@@ -3,7 +3,7 @@ use std::collections::{HashMap, HashSet};
 use super::read::decode;
 use super::tables::{self, COUNT_INVALIDATED, COUNT_MENTIONS, COUNT_RESOLVED_BY};
 use super::{EmbeddedStore, backend, keys, records};
-use crate::model::{FactEdge, Relation, Supersession, Timestamp};
+use crate::model::{FactEdge, Relation, Supersession};
 use crate::store::{IntegrityReport, StoreError};
 
 impl EmbeddedStore {
@@ -29,14 +29,12 @@ impl EmbeddedStore {
             if t.entities.get(&txn, &ekey).map_err(backend)?.is_none() {
                 problems.push(format!("fact {shown} names a missing entity"));
             }
-            let episode = t
-                .episode_times
-                .get(&txn, f.episode.as_bytes())
+            match t
+                .times_of_episode(&txn, f.episode.as_bytes())
                 .map_err(backend)?
-                .and_then(keys::times_of::<3>);
-            match episode {
+            {
                 Some(times) => {
-                    let link = records::encode_link(&f, times.map(Timestamp::from_millis))?;
+                    let link = records::encode_link(&f, times)?;
                     entity_index.insert((ekey, link));
                 }
                 None => problems.push(format!("fact {shown}: its episode has no times")),
@@ -95,12 +93,8 @@ impl EmbeddedStore {
                     d.facts.len()
                 ));
             }
-            let times = [e.concluded_at, e.ingested_at, e.t_valid].map(|t| t.millis());
-            if t.episode_times
-                .get(&txn, k)
-                .map_err(backend)?
-                .and_then(keys::times_of::<3>)
-                != Some(times)
+            if t.times_of_episode(&txn, k).map_err(backend)?
+                != Some([e.concluded_at, e.ingested_at, e.t_valid])
             {
                 problems.push(format!("episode {fp:?} has stale or missing compact times"));
             }

@@ -5,7 +5,8 @@
 use heed::types::Bytes;
 use heed::{CommitOrAbort, Database, DatabaseFlags, Env, RoTxn, RwTxn, WithoutTls};
 
-use super::backend;
+use super::{backend, keys};
+use crate::model::Timestamp;
 use crate::store::StoreError;
 
 /// 1 was the single-process redb layout; 2 the LMDB layout with JSON records; 3 is this
@@ -108,6 +109,19 @@ impl Tables {
             "meta" => self.meta,
             _ => return None,
         })
+    }
+
+    /// (concluded_at, ingested_at, t_valid) of the episode `fingerprint`, where it has them.
+    pub fn times_of_episode(
+        &self,
+        txn: &RoTxn,
+        fingerprint: &[u8],
+    ) -> Result<Option<[Timestamp; 3]>, heed::Error> {
+        Ok(self
+            .episode_times
+            .get(txn, fingerprint)?
+            .and_then(keys::times_of::<3>)
+            .map(|times| times.map(Timestamp::from_millis)))
     }
 
     fn assemble(plain: [Option<Db>; 12], duplicates: [Option<Db>; 3]) -> Option<Tables> {

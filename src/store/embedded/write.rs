@@ -467,11 +467,8 @@ impl Writer<'_, '_> {
     /// (concluded_at, ingested_at, t_valid) of a stored episode.
     fn episode_times(&self, fingerprint: &str) -> Result<[Timestamp; 3], StoreError> {
         self.t
-            .episode_times
-            .get(self.txn, fingerprint.as_bytes())
+            .times_of_episode(self.txn, fingerprint.as_bytes())
             .map_err(backend)?
-            .and_then(keys::times_of::<3>)
-            .map(|times| times.map(Timestamp::from_millis))
             .ok_or_else(|| StoreError::Corrupt {
                 table: "episode_times",
                 key: fingerprint.to_string(),

@@ -17,7 +17,7 @@ use heed::{CommitOrAbort, Database, RwTxn};
 use super::JsonTables;
 use crate::learning::Lesson;
 use crate::lmdb::{SharedEnv, WriterLock};
-use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession, Timestamp};
+use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession};
 use crate::store::embedded::read::decode;
 use crate::store::embedded::tables::{self, SCHEMA_JSON, SCHEMA_VERSION, Tables};
 use crate::store::embedded::{keys, records};
@@ -182,11 +182,9 @@ fn relink(shared: &SharedEnv, txn: &mut RwTxn, t: &Tables) -> Result<u64, StoreE
                 let (key, bytes) = row?;
                 let fact = records::fact(key, bytes)?;
                 let episode = t
-                    .episode_times
-                    .get(txn, fact.episode.as_bytes())?
-                    .and_then(keys::times_of::<3>)
+                    .times_of_episode(txn, fact.episode.as_bytes())?
                     .ok_or_else(|| missing("fact", key, "names an episode without times"))?;
-                let link = records::encode_link(&fact, episode.map(Timestamp::from_millis))?;
+                let link = records::encode_link(&fact, episode)?;
                 after = Some(key.to_vec());
                 chunk.push((keys::entity(&fact.entity), link));
             }
