@@ -64,3 +64,29 @@ pub fn record(i: usize) -> Value {
     }
     record
 }
+
+/// Queries of the synthetic sanity case: `count` incidents spread over the first `episodes`
+/// records, each asked for by a shuffled two-thirds of the words of its own summary, as of a day
+/// after the last record; the incident itself is the one expected answer. Deterministic.
+pub fn queries(episodes: usize, count: usize) -> Vec<crate::demo::LabelledQuery> {
+    let mut rng = fastrand::Rng::with_seed(0x005e_ed0f_5717);
+    let at = Timestamp::from_millis(1_577_836_800_000 + episodes as i64 * 3_600_000 + 86_400_000);
+    (0..count.min(episodes))
+        .map(|q| {
+            let i = rng.usize(0..episodes);
+            let record = record(i);
+            let summary = record["summary_nl"].as_str().unwrap_or_default();
+            let mut words: Vec<&str> = summary.split_whitespace().collect();
+            rng.shuffle(&mut words);
+            words.truncate((words.len() * 2).div_ceil(3));
+            crate::demo::LabelledQuery {
+                id: format!("synthetic-query-{q:02}"),
+                fault_class: "synthetic".to_string(),
+                query: words.join(" "),
+                entities: Vec::new(),
+                at: at.to_datetime().unwrap_or_default(),
+                expected: vec![format!("SYN-{i:07}")],
+            }
+        })
+        .collect()
+}

@@ -28,7 +28,7 @@ fn eval_reports_every_combination_and_gates_on_ac1() {
     assert_eq!(demo["name"], "demo");
     assert_eq!(demo["queries"], 9);
     let rows = demo["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 21, "7 leg combinations x 3 fusion policies");
+    assert_eq!(rows.len(), 28, "7 leg combinations x 4 fusion policies");
     for r in rows {
         for m in ["ac1", "ac3", "mrr", "ndcg10"] {
             let v = r[m].as_f64().unwrap();
@@ -268,4 +268,90 @@ fn the_gitbugs_dev_set_replays_to_its_committed_baseline() {
         shipped["datasets"][0]["rows"], report["datasets"][0]["rows"],
         "same data, same embedder: the same scores as the committed baseline"
     );
+}
+
+/// The synthetic sanity case (docs/recall.md): each query carries its incident's number, a rare
+/// token that BM25 ranks first by a wide margin. Weighted RRF buries it under incidents every
+/// leg ranks moderately; adaptive fusion, knowing BM25 is sure, keeps it. The legs report says
+/// per query where each leg put the answer and how sure it was.
+#[test]
+fn adaptive_fusion_keeps_a_sure_legs_first_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = json_of(
+        dir.path(),
+        &["eval", "--json", "--synthetic", "10000", "--legs-report"],
+    );
+    let datasets = report["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 1, "--synthetic alone replays only that set");
+    let set = &datasets[0];
+    assert_eq!(set["queries"], 40);
+    let mrr = |legs: &str, fusion: &str| {
+        set["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["legs"] == legs && r["fusion"] == fusion)
+            .unwrap()["mrr"]
+            .as_f64()
+            .unwrap()
+    };
+    let bm25 = mrr("bm25", "rrf");
+    let best_leg = ["semantic", "bm25", "graph"]
+        .iter()
+        .map(|l| mrr(l, "rrf"))
+        .fold(0.0, f64::max);
+    assert!(bm25 >= 0.5, "BM25 finds most by the rare token: {bm25}");
+    assert!(
+        mrr("semantic+bm25+graph", "weighted") < bm25 - 0.1,
+        "weighted RRF buries the sure leg's first place"
+    );
+    assert!(
+        mrr("semantic+bm25+graph", "adaptive") >= best_leg,
+        "adaptive fusion never loses to its best leg here"
+    );
+    let oracle = set["oracle"].as_array().unwrap();
+    assert!(oracle[0]["mrr"].as_f64().unwrap() >= best_leg);
+    let committed =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/eval/synthetic-hash.json");
+    let shipped: Value =
+        serde_json::from_str(&std::fs::read_to_string(&committed).unwrap()).unwrap();
+    assert_eq!(
+        shipped["datasets"][0]["rows"], set["rows"],
+        "same data, same embedder: the same scores as the committed baseline"
+    );
+
+    let traces = set["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 40);
+    for t in traces {
+        let legs = t["legs"].as_array().unwrap();
+        assert_eq!(legs.len(), 3);
+        for l in legs {
+            let c = l["confidence"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&c), "{l}");
+        }
+        let bm25 = &legs[1];
+        assert_eq!(bm25["leg"], "bm25");
+        // Where BM25 put the answer first, it was sure, and adaptive fusion kept it first.
+        if bm25["rank"] == 1 {
+            assert!(bm25["confidence"].as_f64().unwrap() > 0.9, "{t}");
+        }
+        // The graph leg's seeds came from the text: it abstains.
+        assert_eq!(legs[2]["adaptive_weight"], 0.0, "{t}");
+        assert_eq!(t["fused"].as_array().unwrap().len(), 4);
+    }
+    let text = strata(
+        dir.path(),
+        &[
+            "--embedder",
+            "hash",
+            "eval",
+            "--synthetic",
+            "200",
+            "--legs-report",
+        ],
+    );
+    assert!(text.status.success(), "{}", stderr(&text));
+    let out = String::from_utf8_lossy(&text.stdout);
+    assert!(out.contains("oracle: best single leg per query"), "{out}");
+    assert!(out.contains("synthetic-query-00"), "{out}");
 }

@@ -259,7 +259,19 @@ fn demo_recall_rankings_agree_under_every_fusion_policy() {
                                 .results
                                 .iter()
                                 .map(|x| {
-                                    format!("{} {:?} {:.6}", x.fingerprint, x.per_leg, x.rrf_score)
+                                    // Each store computes its cosines its own way: the legs'
+                                    // scores agree to 5 decimals, the ranks and weights exactly.
+                                    let legs: Vec<String> = strata::recall::Leg::ALL
+                                        .iter()
+                                        .filter_map(|l| x.per_leg.get(*l).map(|r| (l, r)))
+                                        .map(|(l, r)| {
+                                            format!(
+                                                "{l} #{} score {:.5} weight {:.6} adds {:.8}",
+                                                r.rank, r.score, r.weight, r.contribution
+                                            )
+                                        })
+                                        .collect();
+                                    format!("{} {legs:?} {:.6}", x.fingerprint, x.rrf_score)
                                 })
                                 .collect();
                             writeln!(out, "{text} {at} {fusion:?} {}: {rows:#?}", legs.name())

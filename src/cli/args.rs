@@ -240,7 +240,7 @@ pub struct RecallArgs {
     pub legs: LegSet,
     #[arg(long, value_enum, default_value_t = FusionPolicy::default())]
     pub fusion: FusionPolicy,
-    /// Leg weights for --fusion weighted (the default), e.g. semantic=1,bm25=0.5,graph=1 [default: the config's [recall.weights], else those]
+    /// Leg weights for --fusion weighted and adaptive (the default, which scales them by each leg's confidence), e.g. semantic=1,bm25=0.5,graph=1 [default: the config's [recall.weights], else those]
     #[arg(long, value_name = "LEG=W,...")]
     pub weights: Option<LegWeights>,
     /// Per-leg timeout
@@ -267,6 +267,15 @@ pub struct EvalArgs {
     /// The public postmortems for the second labelled set
     #[arg(long, value_name = "DIR", env = "STRATA_POSTMORTEMS")]
     pub postmortems: Option<PathBuf>,
+    /// Replay the synthetic sanity case (beside any --dataset or --labels, instead of the demo and
+    /// postmortem sets): N synthetic incidents (`strata synthesize`) and 40 queries, each a
+    /// shuffled two-thirds of one incident's summary, expecting that incident
+    #[arg(long, value_name = "N")]
+    pub synthetic: Option<usize>,
+    /// Per query, each leg's rank of the first expected episode, its confidence and the fused
+    /// rank under each policy (with --json: each leg's whole list and scores too)
+    #[arg(long)]
+    pub legs_report: bool,
     /// Exit non-zero when any AC@1 falls more than 0.02 below this baseline (an earlier --json output)
     #[arg(long, value_name = "BASELINE.json")]
     pub gate: Option<PathBuf>,

@@ -72,7 +72,8 @@ pub struct EmbedderSection {
 pub struct RecallSection {
     pub timeout_ms: Option<u64>,
     pub leg_limit: Option<usize>,
-    /// `[recall.weights]`: each leg's weight under the `weighted` fusion policy.
+    /// `[recall.weights]`: each leg's weight under the `weighted` fusion policy, and its base weight
+    /// under `adaptive`.
     pub weights: Option<LegWeights>,
 }
 

@@ -26,7 +26,9 @@ pub fn gate(baseline: &EvalReport, current: &EvalReport) -> Vec<GateFailure> {
         };
         let same_weights = base.weights == now.weights;
         for row in &base.rows {
-            if row.fusion == FusionPolicy::Weighted && !same_weights {
+            if matches!(row.fusion, FusionPolicy::Weighted | FusionPolicy::Adaptive)
+                && !same_weights
+            {
                 continue;
             }
             let Some(cur) = now
@@ -50,7 +52,7 @@ pub fn gate(baseline: &EvalReport, current: &EvalReport) -> Vec<GateFailure> {
     failures
 }
 
-/// The datasets whose `weighted` rows the gate leaves alone: the two runs weighed the legs
+/// The datasets whose `weighted` and `adaptive` rows the gate leaves alone: the two runs weighed the legs
 /// differently (a config's `[recall.weights]`, say), so those rows measure different policies.
 pub fn reweighted(baseline: &EvalReport, current: &EvalReport) -> Vec<String> {
     baseline
@@ -89,8 +91,10 @@ mod tests {
                 embedder: String::new(),
                 weights,
                 rows: vec![row(FusionPolicy::Rrf), row(FusionPolicy::Weighted)],
+                oracle: Vec::new(),
                 latency_ms: Latency::default(),
                 skipped: Vec::new(),
+                traces: Vec::new(),
             }],
         }
     }

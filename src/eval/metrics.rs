@@ -51,6 +51,14 @@ impl Metrics {
         }
     }
 
+    /// The best of several rankings of one query: the one with the highest MRR, then nDCG.
+    pub fn best(all: &[Metrics]) -> Metrics {
+        all.iter()
+            .copied()
+            .max_by(|a, b| a.mrr.total_cmp(&b.mrr).then(a.ndcg10.total_cmp(&b.ndcg10)))
+            .unwrap_or_default()
+    }
+
     pub fn mean(all: &[Metrics]) -> Metrics {
         let n = all.len().max(1) as f64;
         let sum = |f: fn(&Metrics) -> f64| all.iter().map(f).sum::<f64>() / n;

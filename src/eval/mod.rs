@@ -10,4 +10,6 @@ pub use crate::demo::LabelledQuery;
 pub use datasets::{POSTMORTEM_RULE, postmortem_labels};
 pub use gate::{GateFailure, gate, reweighted};
 pub use metrics::{Metrics, ndcg_at};
-pub use run::{DatasetReport, EvalReport, Latency, MetricsRow, evaluate};
+pub use run::{
+    DatasetReport, EvalReport, Latency, LegTrace, MetricsRow, OracleRow, QueryTrace, evaluate,
+};

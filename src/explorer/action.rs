@@ -176,7 +176,7 @@ pub enum ActionName {
     RecallGraph,
     #[strum(
         serialize = "recall.fusion",
-        message = "cycle fusion: weighted, rrf, seed"
+        message = "cycle fusion: adaptive, rrf, seed, weighted"
     )]
     RecallFusion,
     #[strum(

@@ -73,7 +73,7 @@ pub struct RecallParams {
     /// Legs to run [default: all three].
     #[serde(default)]
     pub legs: Option<Vec<Leg>>,
-    /// Ordering of the fused list [default: weighted].
+    /// Fusion policy [default: adaptive: each leg weighted by its confidence for this query].
     #[serde(default)]
     pub fusion: Option<FusionPolicy>,
 }

@@ -2,7 +2,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::fusion::{self, FusionPolicy, LegWeights};
+use super::confidence;
+use super::fusion::{self, Fused, FusionPolicy, LegWeights, Ranking};
 use super::leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 use super::response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
@@ -27,6 +28,51 @@ pub struct RecallRequest {
     pub exclude: Vec<String>,
 }
 
+/// A recall's answer and what it was fused from.
+pub struct Recalled {
+    pub response: RecallResponse,
+    pub run: LegRun,
+    /// When each candidate any leg found concluded.
+    pub concluded_at: HashMap<String, Timestamp>,
+}
+
+/// What the legs answered for one request, before fusion.
+pub struct LegRun {
+    pub reports: LegReports,
+    /// The rankings of the legs that answered, in leg order.
+    pub rankings: Vec<(Leg, LegHits)>,
+}
+
+impl LegRun {
+    /// The rankings of the legs in `legs`, fused under `policy`: each leg counts with the
+    /// weight the policy gives it for its confidence in this query.
+    pub fn fuse(
+        &self,
+        legs: LegSet,
+        policy: FusionPolicy,
+        weights: &LegWeights,
+        concluded_at: &HashMap<String, Timestamp>,
+        k: usize,
+    ) -> Vec<Fused> {
+        let lists: Vec<Ranking> = self
+            .rankings
+            .iter()
+            .filter(|(leg, _)| legs.contains(*leg))
+            .map(|(leg, hits)| Ranking {
+                leg: *leg,
+                fingerprints: hits.fingerprints.clone(),
+                scores: hits.scores.clone(),
+                weight: policy.leg_weight(
+                    *leg,
+                    weights,
+                    self.reports.get(*leg).confidence.as_ref().map(|c| c.value),
+                ),
+            })
+            .collect();
+        fusion::rrf(&lists, concluded_at, policy, k)
+    }
+}
+
 /// Runs the legs in parallel, each as its own task with a timeout, and fuses what answered.
 pub struct RecallEngine {
     legs: Vec<Arc<dyn RecallLeg>>,
@@ -34,7 +80,8 @@ pub struct RecallEngine {
     embedder_label: String,
     pub timeout: Duration,
     pub leg_limit: usize,
-    /// The legs' weights under [`super::FusionPolicy::Weighted`].
+    /// The legs' weights under [`super::FusionPolicy::Weighted`] and, scaled by each leg's
+    /// confidence, [`super::FusionPolicy::Adaptive`].
     pub weights: LegWeights,
 }
 
@@ -88,6 +135,77 @@ impl RecallEngine {
     }
 
     pub async fn recall(&self, request: &RecallRequest) -> RecallResponse {
+        self.recall_explained(request).await.response
+    }
+
+    /// Recall, and what it was fused from: every leg's ranking and the candidates' dates, so
+    /// the same legs can be fused again under other policies (the evaluation does).
+    pub async fn recall_explained(&self, request: &RecallRequest) -> Recalled {
+        let started = Instant::now();
+        let mut run = self.run_legs(request).await;
+        let episodes = self.candidates(&run).await;
+        let concluded: HashMap<String, Timestamp> = episodes
+            .iter()
+            .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))
+            .collect();
+        let fused = run.fuse(
+            request.legs,
+            request.fusion,
+            &self.weights,
+            &concluded,
+            request.k,
+        );
+        for leg in Leg::ALL {
+            let report = run.reports.get_mut(leg);
+            if report.status == LegStatus::Ok && request.legs.contains(leg) {
+                report.weight = request.fusion.leg_weight(
+                    leg,
+                    &self.weights,
+                    report.confidence.as_ref().map(|c| c.value),
+                );
+            }
+        }
+        let results = fused
+            .into_iter()
+            .map(|f| RecallResult {
+                summary: episodes
+                    .get(&f.fingerprint)
+                    .and_then(|e| e.as_ref().map(|e| e.summary_nl.clone()))
+                    .unwrap_or_default(),
+                position: f.position,
+                fingerprint: f.fingerprint,
+                legs_hit: f.legs_hit,
+                rrf_score: f.rrf_score,
+                concluded_at: f.concluded_at,
+                per_leg: f.per_leg,
+                decided_by: f.decided_by,
+            })
+            .collect::<Vec<_>>();
+        let skills = self.suggest_skills(&results, request.as_of).await;
+        let response = RecallResponse {
+            query: request.text.clone(),
+            entities: request.entities.iter().map(EntityKey::flag_form).collect(),
+            valid_at: request.as_of.valid_at,
+            known_at: request.as_of.known_at,
+            k: request.k,
+            fusion: request.fusion,
+            weights: self.weights,
+            embedder: self.embedder_label.clone(),
+            legs: run.reports.clone(),
+            results,
+            skills,
+            latency_ms: started.elapsed().as_secs_f64() * 1e3,
+        };
+        Recalled {
+            response,
+            run,
+            concluded_at: concluded,
+        }
+    }
+
+    /// Every leg of `request.legs` once, in parallel, each under the engine's timeout; what
+    /// answered, with the request's excluded episodes left out, and a report per leg.
+    pub async fn run_legs(&self, request: &RecallRequest) -> LegRun {
         let started = Instant::now();
         let query = LegQuery {
             text: request.text.clone(),
@@ -116,7 +234,7 @@ impl RecallEngine {
             });
             tasks.push((kind, tokio::time::timeout(self.timeout, handle)));
         }
-        let mut lists: Vec<(Leg, Vec<String>)> = Vec::new();
+        let mut rankings: Vec<(Leg, LegHits)> = Vec::new();
         for (kind, task) in tasks {
             let outcome = task.await;
             let report = reports.get_mut(kind);
@@ -125,18 +243,24 @@ impl RecallEngine {
                 report.latency_ms = *ms;
             }
             match outcome.map(|r| r.map(|(result, _)| result)) {
-                Ok(Ok(Ok(LegHits {
-                    mut fingerprints,
-                    embed_ms,
-                    note,
-                    ..
-                }))) => {
-                    fingerprints.retain(|fp| !request.exclude.contains(fp));
+                Ok(Ok(Ok(mut hits))) => {
+                    if !request.exclude.is_empty() {
+                        let mut scores = std::mem::take(&mut hits.scores).into_iter();
+                        let (fingerprints, kept): (Vec<String>, Vec<f64>) =
+                            std::mem::take(&mut hits.fingerprints)
+                                .into_iter()
+                                .map(|fp| (fp, scores.next().unwrap_or(0.0)))
+                                .filter(|(fp, _)| !request.exclude.contains(fp))
+                                .unzip();
+                        hits.fingerprints = fingerprints;
+                        hits.scores = kept;
+                    }
                     report.status = LegStatus::Ok;
-                    report.hits = fingerprints.len();
-                    report.embed_ms = embed_ms;
-                    report.note = note;
-                    lists.push((kind, fingerprints));
+                    report.hits = hits.fingerprints.len();
+                    report.embed_ms = hits.embed_ms;
+                    report.note = hits.note.take();
+                    report.confidence = Some(confidence::assess(kind, &hits.scores, &hits.signals));
+                    rankings.push((kind, hits));
                 }
                 Ok(Ok(Err(LegError::Failed(why)))) => {
                     report.status = LegStatus::Failed;
@@ -157,11 +281,19 @@ impl RecallEngine {
                 tracing::warn!(leg = %kind, error = ?report.error, "recall leg contributed nothing");
             }
         }
-        lists.sort_by_key(|(leg, _)| *leg);
+        rankings.sort_by_key(|(leg, _)| *leg);
+        LegRun { reports, rankings }
+    }
 
-        // Dates and summaries for the candidates, off the async workers and under the same
-        // deadline: a slow store degrades the rows (no date, no summary), never the recall.
-        let mut wanted: Vec<String> = lists.iter().flat_map(|(_, l)| l.iter().cloned()).collect();
+    /// The episodes the legs found (`None` for one the store does not hold), read off the async
+    /// workers and under the same deadline: a slow store degrades the rows (no date, no
+    /// summary), never the recall.
+    pub async fn candidates(&self, run: &LegRun) -> HashMap<String, Option<MemoryEpisode>> {
+        let mut wanted: Vec<String> = run
+            .rankings
+            .iter()
+            .flat_map(|(_, h)| h.fingerprints.iter().cloned())
+            .collect();
         wanted.sort();
         wanted.dedup();
         let store = self.store.clone();
@@ -177,7 +309,7 @@ impl RecallEngine {
             }
             found
         });
-        let episodes = match tokio::time::timeout(self.timeout, lookup).await {
+        match tokio::time::timeout(self.timeout, lookup).await {
             Ok(Ok(found)) => found,
             _ => {
                 tracing::warn!(
@@ -185,40 +317,6 @@ impl RecallEngine {
                 );
                 HashMap::new()
             }
-        };
-        let concluded: HashMap<String, Timestamp> = episodes
-            .iter()
-            .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))
-            .collect();
-        let results = fusion::rrf(&lists, &concluded, request.fusion, &self.weights, request.k)
-            .into_iter()
-            .map(|f| RecallResult {
-                summary: episodes
-                    .get(&f.fingerprint)
-                    .and_then(|e| e.as_ref().map(|e| e.summary_nl.clone()))
-                    .unwrap_or_default(),
-                position: f.position,
-                fingerprint: f.fingerprint,
-                legs_hit: f.legs_hit,
-                rrf_score: f.rrf_score,
-                concluded_at: f.concluded_at,
-                per_leg: f.per_leg,
-                decided_by: f.decided_by,
-            })
-            .collect::<Vec<_>>();
-        let skills = self.suggest_skills(&results, request.as_of).await;
-        RecallResponse {
-            query: request.text.clone(),
-            entities: request.entities.iter().map(EntityKey::flag_form).collect(),
-            valid_at: request.as_of.valid_at,
-            known_at: request.as_of.known_at,
-            k: request.k,
-            fusion: request.fusion,
-            embedder: self.embedder_label.clone(),
-            legs: reports,
-            results,
-            skills,
-            latency_ms: started.elapsed().as_secs_f64() * 1e3,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Reciprocal Rank Fusion: `score = Σ w_leg/(60 + rank)` over the legs, ranks 0-based, under
-//! three policies: weighted RRF (the default), plain RRF (every weight 1) and the source
-//! design's ordering of plain RRF.
+//! four policies: adaptive RRF (the default: each weight scaled by the leg's confidence for
+//! the query, a leg below a floor abstaining), weighted RRF, plain RRF (every weight 1) and
+//! the source design's ordering of plain RRF.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -33,13 +34,16 @@ pub enum FusionPolicy {
     Seed,
     /// Weighted RRF, each leg's reciprocal rank times its weight; then as rrf
     Weighted,
+    /// Weighted RRF with each weight scaled by the leg's confidence for this query; a leg
+    /// below the floor abstains; then as rrf
+    Adaptive,
 }
 
 impl Default for FusionPolicy {
-    /// Weighted: with the default weights it beats plain rrf on both real-text sets (README,
-    /// "Evaluation").
+    /// Adaptive: on the GitBugs dev set, the public postmortems and the synthetic case it beats
+    /// `weighted` and every leg alone (docs/recall.md, "Evaluation").
     fn default() -> Self {
-        FusionPolicy::Weighted
+        FusionPolicy::Adaptive
     }
 }
 
@@ -120,13 +124,15 @@ impl FusionPolicy {
             FusionPolicy::Rrf => "rrf",
             FusionPolicy::Seed => "seed",
             FusionPolicy::Weighted => "weighted",
+            FusionPolicy::Adaptive => "adaptive",
         }
     }
 
-    pub const ALL: [FusionPolicy; 3] = [
+    pub const ALL: [FusionPolicy; 4] = [
         FusionPolicy::Rrf,
         FusionPolicy::Seed,
         FusionPolicy::Weighted,
+        FusionPolicy::Adaptive,
     ];
 
     /// The next policy, for a key that cycles through them.
@@ -134,13 +140,26 @@ impl FusionPolicy {
         match self {
             FusionPolicy::Rrf => FusionPolicy::Seed,
             FusionPolicy::Seed => FusionPolicy::Weighted,
-            FusionPolicy::Weighted => FusionPolicy::Rrf,
+            FusionPolicy::Weighted => FusionPolicy::Adaptive,
+            FusionPolicy::Adaptive => FusionPolicy::Rrf,
+        }
+    }
+
+    /// The weight each leg's reciprocal ranks count with under this policy, given each leg's
+    /// confidence for the query (`None`: the leg could not say).
+    pub fn leg_weight(self, leg: Leg, weights: &LegWeights, confidence: Option<f64>) -> f64 {
+        match self {
+            FusionPolicy::Rrf | FusionPolicy::Seed => 1.0,
+            FusionPolicy::Weighted => weights.get(leg),
+            FusionPolicy::Adaptive => {
+                weights.get(leg) * super::confidence::fusion_weight(leg, confidence)
+            }
         }
     }
 
     pub fn keys(self) -> [OrderKey; 4] {
         match self {
-            FusionPolicy::Rrf | FusionPolicy::Weighted => [
+            FusionPolicy::Rrf | FusionPolicy::Weighted | FusionPolicy::Adaptive => [
                 OrderKey::Score,
                 OrderKey::LegsHit,
                 OrderKey::ConcludedAt,
@@ -164,6 +183,7 @@ impl FromStr for FusionPolicy {
             "rrf" => Ok(FusionPolicy::Rrf),
             "seed" => Ok(FusionPolicy::Seed),
             "weighted" => Ok(FusionPolicy::Weighted),
+            "adaptive" => Ok(FusionPolicy::Adaptive),
             other => Err(ChoiceError::UnknownFusion(other.to_string())),
         }
     }
@@ -190,10 +210,27 @@ impl OrderKey {
     }
 }
 
+/// Where one leg placed a result and what that added to its score: `weight / (60 + rank)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct LegRank {
+    /// 0-based.
     pub rank: usize,
+    /// The leg's own score for it (cosine, BM25, shared seeds).
+    pub score: f64,
+    /// The weight the leg's reciprocal ranks counted with under the policy, for this query.
+    pub weight: f64,
     pub contribution: f64,
+}
+
+/// One leg's ranking for fusion: fingerprints best first, their scores, and the weight its
+/// reciprocal ranks count with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ranking {
+    pub leg: Leg,
+    pub fingerprints: Vec<String>,
+    /// The leg's score of each fingerprint, in order; missing ones count as 0.
+    pub scores: Vec<f64>,
+    pub weight: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
@@ -254,27 +291,22 @@ fn compare(policy: FusionPolicy, a: &Fused, b: &Fused) -> (Ordering, Option<Orde
     (Ordering::Equal, None)
 }
 
-/// Fuses the legs' ranked lists (best first) and keeps the top `k` under `policy`; `weights`
-/// count only under [`FusionPolicy::Weighted`]. Fingerprints missing from `concluded_at` sort
-/// as oldest.
+/// Fuses the legs' rankings, each counting with its own weight, and keeps the top `k` in
+/// `policy`'s order. Fingerprints missing from `concluded_at` sort as oldest.
 pub fn rrf(
-    lists: &[(Leg, Vec<String>)],
+    lists: &[Ranking],
     concluded_at: &HashMap<String, Timestamp>,
     policy: FusionPolicy,
-    weights: &LegWeights,
     k: usize,
 ) -> Vec<Fused> {
     let mut by_fp: HashMap<&str, Fused> = HashMap::new();
-    for (leg, list) in lists {
-        let weight = match policy {
-            FusionPolicy::Weighted => weights.get(*leg),
-            FusionPolicy::Rrf | FusionPolicy::Seed => 1.0,
-        };
+    for list in lists {
+        let (leg, weight) = (&list.leg, list.weight);
         // A leg weighted 0 is off: it neither scores nor counts as a leg that found anything.
         if weight == 0.0 {
             continue;
         }
-        for (rank, fp) in list.iter().enumerate() {
+        for (rank, fp) in list.fingerprints.iter().enumerate() {
             let entry = by_fp.entry(fp.as_str()).or_insert_with(|| Fused {
                 position: 0,
                 fingerprint: fp.clone(),
@@ -293,7 +325,12 @@ pub fn rrf(
                 continue;
             }
             let contribution = weight / (RRF_K + rank as f64);
-            *slot = Some(LegRank { rank, contribution });
+            *slot = Some(LegRank {
+                rank,
+                score: list.scores.get(rank).copied().unwrap_or(0.0),
+                weight,
+                contribution,
+            });
             entry.legs_hit += 1;
         }
     }
@@ -323,6 +360,27 @@ pub fn rrf(
 mod tests {
     use super::*;
 
+    /// Fuses plain lists with the weights `policy` gives them when no leg can say how sure
+    /// it is.
+    fn fuse(
+        lists: &[(Leg, Vec<String>)],
+        concluded_at: &HashMap<String, Timestamp>,
+        policy: FusionPolicy,
+        weights: &LegWeights,
+        k: usize,
+    ) -> Vec<Fused> {
+        let rankings: Vec<Ranking> = lists
+            .iter()
+            .map(|(leg, fingerprints)| Ranking {
+                leg: *leg,
+                fingerprints: fingerprints.clone(),
+                scores: Vec::new(),
+                weight: policy.leg_weight(*leg, weights, None),
+            })
+            .collect();
+        rrf(&rankings, concluded_at, policy, k)
+    }
+
     fn fps(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
     }
@@ -341,7 +399,7 @@ mod tests {
             (Leg::Bm25, fps(&["B", "A"])),
             (Leg::Graph, fps(&["C"])),
         ];
-        let out = rrf(
+        let out = fuse(
             &lists,
             &times(&[("A", 1), ("B", 2), ("C", 3)]),
             FusionPolicy::Rrf,
@@ -381,13 +439,13 @@ mod tests {
             ),
         ];
         let t = times(&[("X", 100), ("Y", 10), ("Z", 20)]);
-        let seed = rrf(&lists, &t, FusionPolicy::Seed, &LegWeights::default(), 3);
+        let seed = fuse(&lists, &t, FusionPolicy::Seed, &LegWeights::default(), 3);
         let order: Vec<_> = seed.iter().map(|f| f.fingerprint.as_str()).collect();
         assert_eq!(order, ["Z", "Y", "X"]);
         assert_eq!(seed[1].decided_by, Some(OrderKey::ConcludedAt));
         assert_eq!(seed[2].decided_by, Some(OrderKey::LegsHit));
         // Under rrf the score leads: a single first place (1/60) beats two late ranks?
-        let plain = rrf(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 20);
+        let plain = fuse(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 20);
         let y = plain.iter().find(|f| f.fingerprint == "Y").unwrap();
         let x = plain.iter().find(|f| f.fingerprint == "X").unwrap();
         assert!(
@@ -409,12 +467,12 @@ mod tests {
             (Leg::Bm25, fps(&["OLD", "F8", "F9", "NEW"])),
         ];
         let t = times(&[("OLD", 1), ("NEW", 1000)]);
-        let seed = rrf(&lists, &t, FusionPolicy::Seed, &LegWeights::default(), 2);
+        let seed = fuse(&lists, &t, FusionPolicy::Seed, &LegWeights::default(), 2);
         assert_eq!(
             seed[0].fingerprint, "NEW",
             "seed: recency among equal breadth"
         );
-        let plain = rrf(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 2);
+        let plain = fuse(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 2);
         assert_eq!(plain[0].fingerprint, "OLD", "rrf: the exact match leads");
     }
 
@@ -426,9 +484,9 @@ mod tests {
         ];
         let t = times(&[("A", 5), ("B", 5), ("C", 5), ("D", 5)]);
         for policy in FusionPolicy::ALL {
-            let full = rrf(&lists, &t, policy, &LegWeights::default(), 10);
+            let full = fuse(&lists, &t, policy, &LegWeights::default(), 10);
             assert_eq!(full.len(), 4);
-            let again = rrf(&lists, &t, policy, &LegWeights::default(), 10);
+            let again = fuse(&lists, &t, policy, &LegWeights::default(), 10);
             assert_eq!(full, again);
             for w in full.windows(2) {
                 assert_eq!(
@@ -437,13 +495,13 @@ mod tests {
                     "strict: no ties left"
                 );
             }
-            let top2 = rrf(&lists, &t, policy, &LegWeights::default(), 2);
+            let top2 = fuse(&lists, &t, policy, &LegWeights::default(), 2);
             assert_eq!(top2.len(), 2);
             assert_eq!(top2[..], full[..2]);
-            assert!(rrf(&lists, &t, policy, &LegWeights::default(), 0).is_empty());
+            assert!(fuse(&lists, &t, policy, &LegWeights::default(), 0).is_empty());
         }
         // Equal scores, legs and times: the fingerprint decides.
-        let full = rrf(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 10);
+        let full = fuse(&lists, &t, FusionPolicy::Rrf, &LegWeights::default(), 10);
         let tied: Vec<_> = full
             .iter()
             .filter(|f| f.decided_by == Some(OrderKey::Fingerprint))
@@ -459,7 +517,7 @@ mod tests {
         ];
         let t = times(&[("A", 1), ("B", 2)]);
         let w: LegWeights = "semantic=1,bm25=0.25".parse().unwrap();
-        let out = rrf(&lists, &t, FusionPolicy::Weighted, &w, 10);
+        let out = fuse(&lists, &t, FusionPolicy::Weighted, &w, 10);
         assert_eq!(
             out[0].fingerprint, "A",
             "the heavier leg's first place leads"
@@ -468,7 +526,7 @@ mod tests {
         assert_eq!(out[0].per_leg.bm25.unwrap().contribution, 0.25 / 61.0);
         // Under rrf the same lists tie, and the newer (B) wins.
         assert_eq!(
-            rrf(&lists, &t, FusionPolicy::Rrf, &w, 10)[0].fingerprint,
+            fuse(&lists, &t, FusionPolicy::Rrf, &w, 10)[0].fingerprint,
             "B"
         );
         // A leg weighted 0 is off: no score, no leg hit, nothing it alone found.
@@ -477,7 +535,7 @@ mod tests {
             (Leg::Bm25, fps(&["B", "A", "C"])),
         ];
         let off: LegWeights = "bm25=0".parse().unwrap();
-        let out = rrf(&lists, &t, FusionPolicy::Weighted, &off, 10);
+        let out = fuse(&lists, &t, FusionPolicy::Weighted, &off, 10);
         assert_eq!(out.len(), 2, "C was found by the switched-off leg only");
         assert_eq!(out[1].rrf_score, 1.0 / 61.0);
         assert!(

@@ -3,6 +3,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use super::confidence::Signals;
 use crate::model::{AsOf, EntityKey};
 
 /// The three independent recall legs.
@@ -55,7 +56,7 @@ pub enum ChoiceError {
     UnknownLeg(String),
     #[error("expected at least one of semantic, bm25, graph")]
     NoLeg,
-    #[error("unknown fusion {0:?}; expected rrf, seed or weighted")]
+    #[error("unknown fusion {0:?}; expected rrf, seed, weighted or adaptive")]
     UnknownFusion(String),
     #[error("{0:?}: expected LEG=WEIGHT, e.g. bm25=0.5")]
     WeightSyntax(String),
@@ -169,6 +170,11 @@ impl LegQuery {
 #[derive(Clone, Debug, Default)]
 pub struct LegHits {
     pub fingerprints: Vec<String>,
+    /// Each fingerprint's score on the leg's own scale (cosine, BM25, shared seeds), in the
+    /// same order.
+    pub scores: Vec<f64>,
+    /// What the leg knows of the query beyond its scores, for its confidence.
+    pub signals: Signals,
     /// Time spent embedding the query, for the semantic leg.
     pub embed_ms: Option<f64>,
     /// What the leg worked from, e.g. the graph seeds.

@@ -5,6 +5,7 @@
 //! [`crate::store::MemoryStore`], the indexes, and [`crate::embed::Embedder`], whose only
 //! operation turns text into a vector. Nothing here can reach a text-generation client.
 
+pub mod confidence;
 pub mod dictionary;
 mod engine;
 pub mod fusion;
@@ -14,7 +15,10 @@ mod open;
 mod response;
 mod warming;
 
-pub use engine::{DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, RecallEngine, RecallRequest};
+pub use confidence::{Confidence, Evidence};
+pub use engine::{
+    DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, LegRun, RecallEngine, RecallRequest, Recalled,
+};
 pub use fusion::{FusionPolicy, LegWeights, OrderKey};
 pub use leg::{ChoiceError, Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 pub use open::{RecallStack, StackOptions};

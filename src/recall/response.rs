@@ -1,10 +1,13 @@
 use serde::Serialize;
 
-use super::fusion::{FusionPolicy, OrderKey, PerLeg};
+use super::confidence::Confidence;
+use super::fusion::{FusionPolicy, LegWeights, OrderKey, PerLeg};
 use super::leg::Leg;
 use crate::model::{EntityKey, Timestamp};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LegStatus {
     Ok,
@@ -35,6 +38,11 @@ pub struct LegReport {
     pub embed_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How sure the leg was of its ranking for this query, and from what evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// The weight its reciprocal ranks counted with under the policy (0: it abstained).
+    pub weight: f64,
 }
 
 impl LegReport {
@@ -46,6 +54,8 @@ impl LegReport {
             error: None,
             embed_ms: None,
             note: None,
+            confidence: None,
+            weight: 0.0,
         }
     }
 }
@@ -112,6 +122,9 @@ pub struct RecallResponse {
     pub known_at: Timestamp,
     pub k: usize,
     pub fusion: FusionPolicy,
+    /// The legs' configured weights (under `weighted`; `adaptive` scales them by each leg's
+    /// confidence: each leg's report says the weight it counted with).
+    pub weights: LegWeights,
     pub embedder: String,
     pub legs: LegReports,
     pub results: Vec<RecallResult>,
@@ -142,6 +155,7 @@ impl RecallResponse {
             known_at: request.as_of.known_at,
             k: request.k,
             fusion: request.fusion,
+            weights: LegWeights::default(),
             embedder: String::new(),
             legs: LegReports {
                 semantic: report(super::leg::Leg::Semantic),

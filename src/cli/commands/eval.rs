@@ -6,7 +6,7 @@ use color_eyre::eyre::{Result, WrapErr};
 
 use crate::cli::args::EvalArgs;
 use crate::cli::context::{Context, progress_printer};
-use crate::cli::output::{print_json, say};
+use crate::cli::output::{excerpt, print_json, safe, say};
 use strata::embed::{CachedEmbedder, Embedder};
 use strata::eval::{self, DatasetReport, EvalReport, LabelledQuery};
 use strata::import::postmortems::{self, KnowledgeTime};
@@ -17,6 +17,11 @@ use strata::store::embedded::EmbeddedStore;
 
 const DEMO_RULE: &str = "the demo incidents of the same cause that concluded before the query time";
 const DAY_MS: i64 = 86_400_000;
+const SYNTHETIC_QUERIES: usize = 40;
+/// Each recall's deadline during the evaluation.
+const EVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+const SYNTHETIC_RULE: &str = "the synthetic incident whose summary the query's words were drawn \
+    from (a shuffled two-thirds of them), every record known from its concluded_at";
 const DATASET_RULE: &str = "as labelled in the dataset's labels.json; memory replayed as it stood at \
     each query (every record known from its concluded_at)";
 
@@ -41,20 +46,23 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
                 &name,
                 DATASET_RULE,
                 &labels,
+                args.legs_report,
             )));
         }
     } else if let Some(file) = &args.labels {
         let labels = read_labels(file)?;
         let store: Arc<dyn MemoryStore> = ctx.open_store()?;
-        let stack = ctx.open_recall(store);
+        let mut stack = ctx.open_recall(store);
+        stack.engine.timeout = stack.engine.timeout.max(EVAL_TIMEOUT);
         let name = file.display().to_string();
         datasets.push(runtime.block_on(eval::evaluate(
             &stack.engine,
             &name,
             "as labelled",
             &labels,
+            args.legs_report,
         )));
-    } else {
+    } else if args.synthetic.is_none() {
         let scratch = tempfile::tempdir()?;
         say!("eval: seeding the demo memory into a scratch store");
         let store = Arc::new(EmbeddedStore::open(&scratch.path().join("demo"))?);
@@ -66,7 +74,13 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
             &scratch.path().join("demo-index"),
         );
         let labels = strata::demo::generate().labels;
-        datasets.push(runtime.block_on(eval::evaluate(&stack.engine, "demo", DEMO_RULE, &labels)));
+        datasets.push(runtime.block_on(eval::evaluate(
+            &stack.engine,
+            "demo",
+            DEMO_RULE,
+            &labels,
+            args.legs_report,
+        )));
 
         match postmortem_dir(args.postmortems.as_deref()) {
             Some(dir) => {
@@ -76,18 +90,43 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
                 let labels = eval::postmortem_labels(&converted.batch);
                 let store = Arc::new(EmbeddedStore::open(&scratch.path().join("postmortems"))?);
                 ingest::write(store.as_ref(), &converted.batch)?;
-                let stack = open_stack(ctx, store, embedder, &scratch.path().join("pm-index"));
+                let stack = open_stack(
+                    ctx,
+                    store,
+                    embedder.clone(),
+                    &scratch.path().join("pm-index"),
+                );
                 datasets.push(runtime.block_on(eval::evaluate(
                     &stack.engine,
                     "postmortems",
                     eval::POSTMORTEM_RULE,
                     &labels,
+                    args.legs_report,
                 )));
             }
             None => say!(
                 "note: no postmortems found at ../shared/data/postmortems; pass --postmortems DIR for the second set"
             ),
         }
+    }
+    if let Some(episodes) = args.synthetic {
+        let scratch = tempfile::tempdir()?;
+        say!("eval: writing {episodes} synthetic incidents into a scratch store");
+        let store = synthetic_store(ctx, episodes, &scratch.path().join("synthetic"))?;
+        let stack = open_stack(
+            ctx,
+            store,
+            embedder,
+            &scratch.path().join("synthetic-index"),
+        );
+        let labels = strata::synthetic::queries(episodes, SYNTHETIC_QUERIES);
+        datasets.push(runtime.block_on(eval::evaluate(
+            &stack.engine,
+            &format!("synthetic ({episodes})"),
+            SYNTHETIC_RULE,
+            &labels,
+            args.legs_report,
+        )));
     }
     runtime.shutdown_background();
     let report = EvalReport { datasets };
@@ -158,8 +197,11 @@ fn open_stack(
     for n in &stack.notices {
         say!("note: {n}");
     }
-    // Recall as every other command runs it: the config's timeout, leg limit and weights.
+    // Recall as every other command runs it: the config's leg limit and weights. The timeout
+    // is raised: the evaluation measures what recall ranks, and a machine busy with something
+    // else must not change the scores (latency is reported on its own).
     ctx.configure_recall(&mut stack.engine);
+    stack.engine.timeout = stack.engine.timeout.max(EVAL_TIMEOUT);
     stack
 }
 
@@ -199,6 +241,23 @@ fn load_dataset(
     Ok((name, labels, store))
 }
 
+/// The first `episodes` synthetic records in a scratch store, each known from its concluded_at.
+fn synthetic_store(ctx: &Context, episodes: usize, dir: &Path) -> Result<Arc<EmbeddedStore>> {
+    let mut text = String::new();
+    for i in 0..episodes {
+        text.push_str(&strata::synthetic::record(i).to_string());
+        text.push('\n');
+    }
+    let mut prepared =
+        ingest::prepare_text_within("synthetic", &text, ctx.now, &ctx.config.ingest)?;
+    for item in &mut prepared.batch.items {
+        item.ingested_at = item.draft.concluded_at;
+    }
+    let store = Arc::new(EmbeddedStore::open(dir)?);
+    ingest::write(store.as_ref(), &prepared.batch)?;
+    Ok(store)
+}
+
 fn postmortem_dir(explicit: Option<&Path>) -> Option<PathBuf> {
     match explicit {
         Some(d) => Some(d.to_path_buf()),
@@ -216,12 +275,12 @@ fn print_dataset(d: &DatasetReport) {
     );
     println!("  related = {}", d.rule);
     println!(
-        "  {:<22} {:<5} {:>6} {:>6} {:>6} {:>6} {:>7}",
+        "  {:<22} {:<8} {:>6} {:>6} {:>6} {:>6} {:>7}",
         "LEGS", "FUSE", "AC@1", "AC@3", "MRR@10", "R@10", "nDCG@10"
     );
     for r in &d.rows {
         println!(
-            "  {:<22} {:<5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
+            "  {:<22} {:<8} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
             r.legs,
             r.fusion.as_str(),
             r.metrics.ac1,
@@ -231,7 +290,57 @@ fn print_dataset(d: &DatasetReport) {
             r.metrics.ndcg10
         );
     }
+    for o in &d.oracle {
+        println!(
+            "  {:<31} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>7.3}",
+            format!("oracle: {}", o.name),
+            o.metrics.ac1,
+            o.metrics.ac3,
+            o.metrics.mrr,
+            o.metrics.r10,
+            o.metrics.ndcg10
+        );
+    }
     for s in &d.skipped {
         println!("  skipped {s}");
+    }
+    if !d.traces.is_empty() {
+        print_traces(d);
+    }
+}
+
+/// The legs report: per query, where each leg put the first expected episode (`-`: not in
+/// its list), how sure it was, and the fused position under each policy.
+fn print_traces(d: &DatasetReport) {
+    let place = |p: Option<usize>| p.map_or_else(|| "-".to_string(), |p| p.to_string());
+    println!(
+        "  per query: each leg's rank of the first expected · confidence → adaptive weight; fused rank per policy"
+    );
+    for t in &d.traces {
+        let legs: Vec<String> = t
+            .legs
+            .iter()
+            .map(|l| match l.confidence {
+                Some(c) => format!(
+                    "{} {:>2} {:.2}→{:.2}",
+                    l.leg,
+                    place(l.rank),
+                    c,
+                    l.adaptive_weight
+                ),
+                None => format!("{} {:>2} {}", l.leg, place(l.rank), l.status.as_str()),
+            })
+            .collect();
+        let fused: Vec<String> = t
+            .fused
+            .iter()
+            .map(|(policy, rank)| format!("{} {}", policy.as_str(), place(*rank)))
+            .collect();
+        println!(
+            "  {:<24} {} | {}",
+            safe(&excerpt(&t.id, 24)),
+            legs.join("  "),
+            fused.join(" ")
+        );
     }
 }

@@ -62,6 +62,16 @@ pub fn print_table(r: &RecallResponse) {
         r.fusion.as_str(),
         r.k
     );
+    println!(
+        "each leg adds weight/(60 + rank) for each result it ranks (rank 0-based){}",
+        match r.fusion {
+            strata::recall::FusionPolicy::Rrf | strata::recall::FusionPolicy::Seed =>
+                "; every weight is 1 under this policy",
+            strata::recall::FusionPolicy::Weighted => "; weights as configured",
+            strata::recall::FusionPolicy::Adaptive =>
+                "; weights as configured times each leg's confidence, 0 below the floor",
+        }
+    );
     println!("embedder: {}", r.embedder);
     for leg in Leg::ALL {
         let l = r.legs.get(leg);
@@ -71,6 +81,16 @@ pub fn print_table(r: &RecallResponse) {
         }
         if let Some(e) = l.embed_ms {
             line.push_str(&format!(" (query embedding {e:.1} ms)"));
+        }
+        if l.status == LegStatus::Ok {
+            line.push_str(&format!(" · weight {:.3}", l.weight));
+        }
+        if let Some(c) = &l.confidence {
+            line.push_str(&format!(
+                " · confidence {:.2} ({})",
+                c.value,
+                safe(&c.describe())
+            ));
         }
         if let Some(e) = &l.error {
             line.push_str(&format!("  {}", safe(e)));

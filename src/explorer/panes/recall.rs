@@ -425,7 +425,15 @@ fn legs_line(r: &RecallPane, s: &Shared) -> Line<'static> {
                 LegStatus::Failed | LegStatus::Timeout => t.bad(),
             };
             let detail = match rep.status {
-                LegStatus::Ok => format!("{} hits {}", rep.hits, ms(s, rep.latency_ms)),
+                LegStatus::Ok => match &rep.confidence {
+                    Some(c) => format!(
+                        "{} hits {} conf {:.2}",
+                        rep.hits,
+                        ms(s, rep.latency_ms),
+                        c.value
+                    ),
+                    None => format!("{} hits {}", rep.hits, ms(s, rep.latency_ms)),
+                },
                 LegStatus::Disabled => String::new(),
                 LegStatus::Failed | LegStatus::Timeout => {
                     clip(rep.error.as_deref().unwrap_or_default(), 40)
@@ -451,8 +459,7 @@ fn explanation(res: &RecallResult) -> Vec<Line<'static>> {
         .iter()
         .filter_map(|leg| {
             res.per_leg.get(*leg).map(|r| {
-                // The leg's weight, read back from its share (1 unless fusion weighs legs).
-                let weight = (r.contribution * (RRF_K + r.rank as f64) * 1000.0).round() / 1000.0;
+                let weight = (r.weight * 1000.0).round() / 1000.0;
                 format!(
                     "{} {weight}/({RRF_K}+{}) = {:.5}",
                     leg.as_str(),

@@ -1,6 +1,7 @@
 use std::sync::Arc;
 
 use crate::index::bm25::Bm25Index;
+use crate::recall::confidence::Signals;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
 
 pub struct Bm25Leg {
@@ -24,7 +25,9 @@ impl RecallLeg for Bm25Leg {
             .search(&q.text, &q.as_of, q.limit)
             .map_err(LegError::from_display)?;
         Ok(LegHits {
+            scores: hits.iter().map(|(_, s)| f64::from(*s)).collect(),
             fingerprints: hits.into_iter().map(|(fp, _)| fp).collect(),
+            signals: Signals::Scores,
             embed_ms: None,
             note: None,
         })

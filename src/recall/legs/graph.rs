@@ -2,6 +2,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::model::{AsOf, EntityKey, FactEdge, FactState, MemoryEpisode, Timestamp};
+use crate::recall::confidence::{SeedEvidence, Signals};
 use crate::recall::dictionary::EntityDictionary;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
 use crate::store::{EntityLink, MemoryStore};
@@ -429,6 +430,10 @@ impl RecallLeg for GraphLeg {
             .mention_counts(&seeds)
             .map_err(LegError::from_display)?;
         let mut followed = Vec::with_capacity(seeds.len());
+        let mut evidence = SeedEvidence {
+            implicated: !from_text,
+            ..SeedEvidence::default()
+        };
         let mut common = Vec::new();
         let mut described = Vec::with_capacity(seeds.len());
         for (i, seed) in seeds.into_iter().enumerate() {
@@ -446,6 +451,7 @@ impl RecallLeg for GraphLeg {
                 continue;
             }
             described.push(seed.to_string());
+            evidence.seeds += 1;
             followed.push(seed);
         }
         let note = Some(format!(
@@ -464,6 +470,7 @@ impl RecallLeg for GraphLeg {
         if followed.is_empty() {
             return Ok(LegHits {
                 note,
+                signals: Signals::Seeds(evidence),
                 ..LegHits::default()
             });
         }
@@ -474,11 +481,12 @@ impl RecallLeg for GraphLeg {
             .walk(&seeds, &common, &q.as_of, HUB_FACTS, q.limit)
             .map_err(LegError::from_display)?
         {
+            evidence.hop1 = hits.iter().filter(|h| h.hop == 1).count().min(q.limit);
             let mut ranked: Vec<(u8, usize, Timestamp, String)> = hits
                 .into_iter()
                 .map(|h| (h.hop, h.shared, h.concluded_at, h.fingerprint))
                 .collect();
-            return Ok(rank(&mut ranked, q.limit, note));
+            return Ok(rank(&mut ranked, q.limit, note, &evidence));
         }
         // Hop 1 borrows from the cached links: a hub seed has thousands of them, and copying
         // each (or keeping a set per candidate) cost more than the walk itself.
@@ -499,10 +507,12 @@ impl RecallLeg for GraphLeg {
                 }
             }
         }
+        // Counted as the store's walk counts them: among the `limit` returned.
+        evidence.hop1 = hop1.len().min(q.limit);
         if hop1.len() >= q.limit {
             let mut ranked: Vec<(u8, usize, Timestamp, &str)> =
                 hop1.iter().map(|(fp, c)| (1, c.1, c.2, *fp)).collect();
-            return Ok(rank(&mut ranked, q.limit, note));
+            return Ok(rank(&mut ranked, q.limit, note, &evidence));
         }
         let mut found: HashMap<String, Candidate> = hop1
             .iter()
@@ -547,15 +557,17 @@ impl RecallLeg for GraphLeg {
             };
             ranked.push((c.hop, shared, concluded_at, fp));
         }
-        Ok(rank(&mut ranked, q.limit, note))
+        Ok(rank(&mut ranked, q.limit, note, &evidence))
     }
 }
 
-/// Hop, then shared entities (more first), then recency, then fingerprint: the best `limit`.
+/// Hop, then shared entities (more first), then recency, then fingerprint: the best `limit`,
+/// each scored by the entities it shares.
 fn rank<S: AsRef<str>>(
     ranked: &mut Vec<(u8, usize, Timestamp, S)>,
     limit: usize,
     note: Option<String>,
+    seeds: &SeedEvidence,
 ) -> LegHits {
     let order = |a: &(u8, usize, Timestamp, S), b: &(u8, usize, Timestamp, S)| {
         a.0.cmp(&b.0)
@@ -572,6 +584,8 @@ fn rank<S: AsRef<str>>(
     ranked.sort_by(order);
     LegHits {
         fingerprints: ranked.iter().map(|r| r.3.as_ref().to_string()).collect(),
+        scores: ranked.iter().map(|r| r.1 as f64).collect(),
+        signals: Signals::Seeds(seeds.clone()),
         embed_ms: None,
         note,
     }

@@ -4,6 +4,7 @@ use std::time::Instant;
 use crate::embed::Embedder;
 use crate::index::VectorStore;
 use crate::recall::Warming;
+use crate::recall::confidence::Signals;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
 
 /// kNN over episode embeddings; the query embedding is timed on its own. While a first
@@ -48,8 +49,11 @@ impl RecallLeg for SemanticLeg {
             .index
             .search(&vector, &q.as_of, q.limit)
             .map_err(LegError::from_display)?;
+        let scores: Vec<f64> = hits.iter().map(|h| f64::from(h.score)).collect();
         Ok(LegHits {
+            signals: Signals::Scores,
             fingerprints: hits.into_iter().map(|h| h.fingerprint).collect(),
+            scores,
             embed_ms: Some(embed_ms),
             note: Some(self.embedder.label()),
         })
