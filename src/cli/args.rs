@@ -182,7 +182,7 @@ pub struct SkillsArgs {
 
 #[derive(Debug, Args)]
 pub struct HeadlessArgs {
-    /// The script: one command per line (see the README, "Headless mode")
+    /// The script: one command per line (see docs/explorer.md, "Headless mode")
     #[arg(long, value_name = "FILE")]
     pub script: PathBuf,
     /// Screen size
@@ -255,7 +255,7 @@ pub struct RecallArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// A labelled set to replay against the current store (JSON array; see README).
+    /// A labelled set to replay against the current store (JSON array; see docs/recall.md).
     /// Without it: the demo set on a fresh demo memory, and the postmortem set.
     #[arg(long, value_name = "FILE", conflicts_with = "dataset")]
     pub labels: Option<PathBuf>,
