@@ -1,14 +1,3 @@
-pub mod bench;
-pub mod bench_big_file;
-pub mod bench_concurrent;
-pub mod bench_embed;
-pub mod bench_explorer;
-pub mod bench_live;
-pub mod bench_mcp;
-pub mod bench_recall;
-pub mod bench_rss;
-pub mod bench_server;
-pub mod bench_vectors;
 pub mod check;
 pub mod code;
 pub mod demo;

@@ -1,3 +1,17 @@
+//! `strata bench …`: the benchmarks, one file each, every one printing JSON. What they
+//! measure and the figures are in docs/benchmarks.md.
+
+mod big_file;
+mod concurrent;
+mod embed;
+mod explorer;
+mod live;
+mod mcp;
+mod recall;
+mod rss;
+mod server;
+mod vectors;
+
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -48,30 +62,30 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             queries,
             legs,
             dir,
-        } => super::bench_recall::run(ctx, episodes, *queries, *legs, dir.as_deref()),
+        } => recall::run(ctx, episodes, *queries, *legs, dir.as_deref()),
         BenchCommand::Explorer {
             episodes,
             frames,
             size,
             dir,
-        } => super::bench_explorer::run(ctx, episodes, *frames, *size, dir.as_deref()),
+        } => explorer::run(ctx, episodes, *frames, *size, dir.as_deref()),
         BenchCommand::Live {
             episodes,
             writes,
             dir,
-        } => super::bench_live::run(ctx, episodes, *writes, dir.as_deref()),
+        } => live::run(ctx, episodes, *writes, dir.as_deref()),
         BenchCommand::Server {
             episodes,
             queries,
             batch,
             dir,
-        } => super::bench_server::run(ctx, episodes, *queries, *batch, dir.as_deref()),
+        } => server::run(ctx, episodes, *queries, *batch, dir.as_deref()),
         BenchCommand::Concurrent {
             episodes,
             writes,
             reader_interval_ms,
             dir,
-        } => super::bench_concurrent::run(
+        } => concurrent::run(
             ctx,
             episodes,
             *writes,
@@ -82,9 +96,9 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             episodes,
             queries,
             dir,
-        } => super::bench_mcp::run(ctx, *episodes, *queries, dir.as_deref()),
-        BenchCommand::BigFile { mib, dir } => super::bench_big_file::run(ctx, *mib, dir.as_deref()),
-        BenchCommand::Embed { queries, batch } => super::bench_embed::run(ctx, *queries, *batch),
+        } => mcp::run(ctx, *episodes, *queries, dir.as_deref()),
+        BenchCommand::BigFile { mib, dir } => big_file::run(ctx, *mib, dir.as_deref()),
+        BenchCommand::Embed { queries, batch } => embed::run(ctx, *queries, *batch),
     }
 }
 
