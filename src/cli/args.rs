@@ -130,6 +130,25 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         start: usize,
     },
+    #[command(flatten)]
+    Shell(ShellCommand),
+}
+
+/// Shell integration, generated from these very definitions so that help, completions and
+/// the man page never disagree.
+#[derive(Debug, Subcommand)]
+pub enum ShellCommand {
+    /// Print a completion script for SHELL (the README says where to put it)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the strata(1) man page, or write it and one page per subcommand into --dir
+    Man {
+        /// Write strata.1, strata-ingest.1, strata-bench-store.1… into DIR instead
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,10 @@ use args::Command;
 use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(Command::Shell(shell)) = &cli.command {
+        // Read from the clap definitions alone: no config, store or log is opened.
+        return commands::shell::run(shell);
+    }
     let default_data_dir = cli.data.is_none();
     let mut ctx = Context::new(
         cli.data,
@@ -57,5 +61,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Headless(a)) => commands::headless::run(&ctx, &a),
         Some(Command::Mcp(a)) => commands::mcp::run(&ctx, &a),
         Some(Command::Synthesize { episodes, start }) => commands::synthesize::run(start, episodes),
+        Some(Command::Shell(shell)) => commands::shell::run(&shell),
     }
 }

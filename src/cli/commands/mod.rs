@@ -12,6 +12,7 @@ pub mod lesson;
 pub mod lineage;
 pub mod mcp;
 pub mod recall;
+pub mod shell;
 pub mod skills;
 pub mod stats;
 pub mod synthesize;
