@@ -1,5 +1,5 @@
 //! The benchmark commands run end to end at 10k episodes (the size CI can afford; the
-//! README's numbers come from release builds at up to a million) and report what they
+//! figures in docs/benchmarks.md come from release builds at up to a million) and report what they
 //! promise. Nothing here is timed: speed is judged by the benches themselves.
 
 use std::process::Command;

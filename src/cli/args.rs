@@ -130,6 +130,25 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         start: usize,
     },
+    #[command(flatten)]
+    Shell(ShellCommand),
+}
+
+/// Shell integration, generated from these very definitions so that help, completions and
+/// the man page never disagree.
+#[derive(Debug, Subcommand)]
+pub enum ShellCommand {
+    /// Print a completion script for SHELL (the README says where to put it)
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the strata(1) man page, or write it and one page per subcommand into --dir
+    Man {
+        /// Write strata.1, strata-ingest.1, strata-bench-store.1… into DIR instead
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -182,7 +201,7 @@ pub struct SkillsArgs {
 
 #[derive(Debug, Args)]
 pub struct HeadlessArgs {
-    /// The script: one command per line (see the README, "Headless mode")
+    /// The script: one command per line (see docs/explorer.md, "Headless mode")
     #[arg(long, value_name = "FILE")]
     pub script: PathBuf,
     /// Screen size
@@ -255,7 +274,7 @@ pub struct RecallArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// A labelled set to replay against the current store (JSON array; see README).
+    /// A labelled set to replay against the current store (JSON array; see docs/recall.md).
     /// Without it: the demo set on a fresh demo memory, and the postmortem set.
     #[arg(long, value_name = "FILE", conflicts_with = "dataset")]
     pub labels: Option<PathBuf>,

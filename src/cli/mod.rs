@@ -1,6 +1,7 @@
 //! The command line: argument parsing, one file per command, text and JSON output.
 
 mod args;
+mod bench;
 mod commands;
 mod context;
 mod explorer;
@@ -15,6 +16,10 @@ use args::Command;
 use context::Context;
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if let Some(Command::Shell(shell)) = &cli.command {
+        // Read from the clap definitions alone: no config, store or log is opened.
+        return commands::shell::run(shell);
+    }
     let default_data_dir = cli.data.is_none();
     let mut ctx = Context::new(
         cli.data,
@@ -52,9 +57,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Recall(a)) => commands::recall::run(&ctx, &a),
         Some(Command::Eval(a)) => commands::eval::run(&ctx, &a),
         Some(Command::Index(a)) => commands::index::run(&ctx, a.json),
-        Some(Command::Bench(b)) => commands::bench::run(&ctx, &b),
+        Some(Command::Bench(b)) => bench::run(&ctx, &b),
         Some(Command::Headless(a)) => commands::headless::run(&ctx, &a),
         Some(Command::Mcp(a)) => commands::mcp::run(&ctx, &a),
         Some(Command::Synthesize { episodes, start }) => commands::synthesize::run(start, episodes),
+        Some(Command::Shell(shell)) => commands::shell::run(&shell),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod bm25;
 mod error;
+pub mod falkordb;
 pub mod qdrant;
 mod sync;
 mod vector_store;

@@ -2,12 +2,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::IndexError;
+use super::falkordb::FalkorVectors;
 use super::qdrant::QdrantVectors;
 use super::vectors::{Scored, VectorIndex, VectorRow};
 use crate::lmdb::WriterGuard;
 use crate::model::AsOf;
 use crate::store::StoreLocation;
-use crate::store::falkordb::{FalkorUrl, FalkorVectors};
+use crate::store::falkordb::FalkorUrl;
 
 /// Where the semantic leg's episode vectors live. Each records its model and dimension and
 /// refuses an embedder of another.

@@ -150,7 +150,7 @@ pub fn prepare_record(
     }
 }
 
-/// Validates a skill file (NDJSON or a JSON array of skills, see the README) into drafts;
+/// Validates a skill file (NDJSON or a JSON array of skills, see docs/learning.md) into drafts;
 /// any error rejects the whole file.
 pub fn prepare_skills(
     name: &str,

@@ -3,13 +3,12 @@
 //! types and property names are exactly the memory model's, so a graph another agent wrote with
 //! the same schema reads as-is.
 
-mod cypher;
+pub(crate) mod cypher;
 mod guard;
 mod params;
 mod read;
 mod rows;
 mod url;
-mod vectors;
 mod walk;
 mod write;
 
@@ -26,7 +25,9 @@ use crate::store::StoreError;
 pub use params::Param;
 use rows::Rows;
 pub use url::{FalkorUrl, FalkorUrlError, PASSWORD_ENV, Password, mask_credentials};
-pub use vectors::FalkorVectors;
+// The graph's own vector index (`crate::index::falkordb`) reaches the graph through these:
+// the connection, the constant Cypher (its queries stay with every other), and query counts.
+pub(crate) use read::count;
 
 /// How long one query may take before the call fails (the connection then reconnects).
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(10);

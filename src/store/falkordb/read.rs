@@ -568,7 +568,7 @@ impl MemoryStore for FalkorStore {
 }
 
 /// A SKIP or LIMIT: FalkorDB takes at most a signed 32-bit count.
-pub(super) fn count(n: usize) -> Param {
+pub(crate) fn count(n: usize) -> Param {
     Param::Int(n.min(i32::MAX as usize) as i64)
 }
 

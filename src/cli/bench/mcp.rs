@@ -10,8 +10,8 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde::Serialize;
 use serde_json::json;
 
-use super::bench::{fill, scratch_dir};
-use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use super::recall::{Percentiles, QUERIES, percentiles};
+use super::{fill, scratch_dir};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{Embedder, HashEmbedder};

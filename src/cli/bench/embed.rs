@@ -7,7 +7,7 @@ use std::time::Instant;
 use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
-use super::bench_recall::{Percentiles, percentiles};
+use super::recall::{Percentiles, percentiles};
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 use strata::embed::peak::GemmPeak;

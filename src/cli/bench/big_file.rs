@@ -10,8 +10,8 @@ use std::time::Instant;
 use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
-use super::bench::scratch_dir;
-use super::bench_rss::{resident, wait_with_peak_rss};
+use super::rss::{resident, wait_with_peak_rss};
+use super::scratch_dir;
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 

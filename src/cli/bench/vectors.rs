@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
-use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use super::recall::{Percentiles, QUERIES, percentiles};
 use crate::cli::context::Context;
 use strata::embed::Embedder;
 use strata::index::qdrant::{HNSW_EF, HNSW_EF_CONSTRUCT, HNSW_M, QdrantVectors};

@@ -11,10 +11,10 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use serde::Serialize;
 
-use super::bench::scratch_dir;
-use super::bench_recall::TARGET_PEAK_RSS_BYTES;
-use super::bench_recall::{Percentiles, percentiles};
-use super::bench_rss::{fill_in_child, peak_bytes, reset_peak, run_child};
+use super::recall::TARGET_PEAK_RSS_BYTES;
+use super::recall::{Percentiles, percentiles};
+use super::rss::{fill_in_child, peak_bytes, reset_peak, run_child};
+use super::scratch_dir;
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
 use strata::embed::HashEmbedder;

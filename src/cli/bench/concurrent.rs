@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
-use super::bench::{fill, scratch_dir};
-use super::bench_recall::{Percentiles, QUERIES, percentiles};
+use super::recall::{Percentiles, QUERIES, percentiles};
+use super::{fill, scratch_dir};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{Embedder, HashEmbedder};

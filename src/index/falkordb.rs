@@ -4,10 +4,10 @@
 
 use std::path::PathBuf;
 
-use super::{FalkorStore, FalkorUrl, Param, cypher};
 use crate::index::vectors::{Scored, VectorRow};
 use crate::index::{IndexError, VectorStore};
 use crate::model::AsOf;
+use crate::store::falkordb::{FalkorStore, FalkorUrl, Param, count, cypher};
 
 pub struct FalkorVectors {
     store: FalkorStore,
@@ -145,7 +145,7 @@ impl VectorStore for FalkorVectors {
             let rows = self.store.query(
                 cypher::VECTOR_SEARCH,
                 &[
-                    ("k", super::read::count(k)),
+                    ("k", count(k)),
                     ("q", vector.clone()),
                     ("V", Param::Int(as_of.valid_at.millis())),
                     ("K", Param::Int(as_of.known_at.millis())),

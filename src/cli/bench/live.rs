@@ -11,9 +11,9 @@ use color_eyre::eyre::{Result, bail, eyre};
 use ratatui::layout::Rect;
 use serde::Serialize;
 
-use super::bench::{fill, scratch_dir};
-use super::bench_recall::{Percentiles, percentiles};
-use super::bench_server::ScratchGraph;
+use super::recall::{Percentiles, percentiles};
+use super::server::ScratchGraph;
+use super::{fill, scratch_dir};
 use crate::cli::context::Context;
 use crate::cli::explorer::follow_every;
 use crate::cli::output::print_json;

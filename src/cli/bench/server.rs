@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use color_eyre::eyre::{Result, bail, eyre};
 use serde::Serialize;
 
-use super::bench::{fill, scratch_dir};
-use super::bench_recall::{Percentiles, QUERIES, percentiles, time_recalls};
+use super::recall::{Percentiles, QUERIES, percentiles, time_recalls};
+use super::{fill, scratch_dir};
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
@@ -72,7 +72,7 @@ struct VectorIndexBench {
     /// The same leg recalled alone: what the target is for.
     semantic_alone_ms: Percentiles,
     /// The vector search alone, top 10 at now, beside the local exact scan.
-    search: super::bench_vectors::Agreement,
+    search: super::vectors::Agreement,
     hnsw: &'static str,
     target_semantic_p95_ms: f64,
     target_recall_at_10: f64,
@@ -265,15 +265,15 @@ fn bench_size(
     )?;
     let semantic_alone_ms = percentiles(semantic_alone.semantic);
     eprintln!(" the graph's vector index beside the exact local scan");
-    let search = super::bench_vectors::agreement(
+    let search = super::vectors::agreement(
         ctx,
         graph_index.as_ref(),
         exact.as_ref(),
         embedder.as_ref(),
         queries,
     )?;
-    let vectors_meet = semantic_alone_ms.p95 <= super::bench_vectors::TARGET_SEMANTIC_P95_MS
-        && search.recall_at_10_ties >= super::bench_vectors::TARGET_RECALL_AT_10;
+    let vectors_meet = semantic_alone_ms.p95 <= super::vectors::TARGET_SEMANTIC_P95_MS
+        && search.recall_at_10_ties >= super::vectors::TARGET_RECALL_AT_10;
     let meets = falkor_ingest.ingest_episodes_per_s >= TARGET_INGEST_PER_S
         && falkor_recall.fused_ms.p95 <= TARGET_FUSED_P95_MS
         && falkor_recall.legs_not_ok == 0;
@@ -301,8 +301,8 @@ fn bench_size(
             search,
             hnsw: "M 32, efConstruction 400, efRuntime 1000 (FalkorDB's defaults: 16, 200, \
                    10); the as-of filter after the kNN, widened until enough hits survive it",
-            target_semantic_p95_ms: super::bench_vectors::TARGET_SEMANTIC_P95_MS,
-            target_recall_at_10: super::bench_vectors::TARGET_RECALL_AT_10,
+            target_semantic_p95_ms: super::vectors::TARGET_SEMANTIC_P95_MS,
+            target_recall_at_10: super::vectors::TARGET_RECALL_AT_10,
             meets_targets: vectors_meet,
             fused_ms: vector_recall.fused_ms,
             legs_not_ok: vector_recall.legs_not_ok,

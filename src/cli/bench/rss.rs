@@ -41,7 +41,7 @@ pub fn reset_peak() -> Result<()> {
 }
 
 /// Fills the embedded store in the data directory `data` with synthetic episodes `0..n` in
-/// a `strata bench fill` child process (the same path as [`super::bench::fill`]).
+/// a `strata bench fill` child process (the same path as [`super::fill`]).
 pub fn fill_in_child(ctx: &Context, data: &Path, n: usize) -> Result<()> {
     run_child(ctx, data, &["bench", "fill", "--episodes", &n.to_string()]).map(|_| ())
 }

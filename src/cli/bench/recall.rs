@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
-use super::bench::scratch_dir;
-use super::bench_rss::{fill_in_child, peak_bytes, reset_peak, resident, run_child};
+use super::rss::{fill_in_child, peak_bytes, reset_peak, resident, run_child};
+use super::scratch_dir;
 use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::print_json;
 use strata::embed::{CachedEmbedder, Embedder, HashEmbedder};
@@ -70,7 +70,7 @@ struct RecallBench {
     meets_target: bool,
     /// With `--vectors qdrant://…`: the semantic leg there, beside the local scan.
     #[serde(skip_serializing_if = "Option::is_none")]
-    server_vectors: Option<super::bench_vectors::ServerVectors>,
+    server_vectors: Option<super::vectors::ServerVectors>,
 }
 
 pub(crate) const QUERIES: &[(&str, &str)] = &[
@@ -183,7 +183,7 @@ pub fn run(
         let server_vectors = match (&ctx.vectors, &stack.vectors) {
             (VectorLocation::Qdrant(url), Some(local)) => {
                 eprintln!("  the same vectors on {url}");
-                Some(super::bench_vectors::compare_qdrant(
+                Some(super::vectors::compare_qdrant(
                     ctx,
                     url,
                     bench_store.as_ref(),
