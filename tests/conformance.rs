@@ -456,6 +456,7 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
                     k: 10,
                     legs,
                     fusion,
+                    stale: Default::default(),
                 }));
                 for leg in legs.legs() {
                     assert_eq!(
@@ -599,6 +600,7 @@ fn graph_leg_does_not_follow_a_seed_most_episodes_mention() {
                 k: 10,
                 legs: LegSet::of(&[Leg::Graph]),
                 fusion: FusionPolicy::Rrf,
+                stale: Default::default(),
             }));
             assert_eq!(r.legs.graph.status, LegStatus::Ok);
             let note = r.legs.graph.note.clone().unwrap_or_default();

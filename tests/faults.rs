@@ -203,6 +203,7 @@ fn falkordb_paused_in_the_middle_of_a_recall() {
         k: 10,
         legs: LegSet::ALL,
         fusion: FusionPolicy::Rrf,
+        stale: Default::default(),
     };
     let before = runtime.block_on(stack.engine.recall(&q));
     assert_eq!(before.legs.graph.status, LegStatus::Ok);

@@ -45,6 +45,7 @@ fn request(text: &str, entities: &[&str], at: &str) -> RecallRequest {
         k: 10,
         legs: LegSet::ALL,
         fusion: FusionPolicy::Rrf,
+        stale: Default::default(),
     }
 }
 

@@ -147,6 +147,7 @@ fn request(text: &str, entities: &[&str]) -> RecallRequest {
         k: 10,
         legs: LegSet::ALL,
         fusion: FusionPolicy::Rrf,
+        stale: Default::default(),
     }
 }
 

@@ -245,6 +245,7 @@ fn demo_recall_rankings_agree_under_every_fusion_policy() {
                                 k: 10,
                                 legs,
                                 fusion,
+                                stale: Default::default(),
                             }));
                             for leg in legs.legs() {
                                 assert_eq!(

@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 use strata::embed::{EmbedderKind, MiniLmRuntime};
 use strata::model::{EntityKey, Timestamp};
-use strata::recall::{FusionPolicy, LegSet, LegWeights};
+use strata::recall::{FusionPolicy, LegSet, LegWeights, StalePolicy};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -259,6 +259,14 @@ pub struct RecallArgs {
     pub legs: LegSet,
     #[arg(long, value_enum, default_value_t = FusionPolicy::default())]
     pub fusion: FusionPolicy,
+    /// Results a later episode superseded: keep (rank and say nothing), mark (rank and say what
+    /// superseded them) or follow (mark, and place the fix that holds now right after)
+    /// [default: the config's [recall] stale, else mark]
+    #[arg(long, value_enum)]
+    pub stale: Option<StalePolicy>,
+    /// Print only the brief: the top results in a line each, for an agent or a chat
+    #[arg(long, conflicts_with = "json")]
+    pub brief: bool,
     /// Leg weights for --fusion weighted and adaptive (the default, which scales them by each leg's confidence), e.g. semantic=1,bm25=0.5,graph=1 [default: the config's [recall.weights], else those]
     #[arg(long, value_name = "LEG=W,...")]
     pub weights: Option<LegWeights>,

@@ -175,7 +175,8 @@ impl Context {
         stack
     }
 
-    /// The config's `[recall]` settings (timeout, leg limit, weights) on an engine.
+    /// The config's `[recall]` settings (timeout, leg limit, weights, stale policy, brief
+    /// length) on an engine.
     pub fn configure_recall(&self, engine: &mut RecallEngine) {
         if let Some(ms) = self.config.recall.timeout_ms {
             engine.timeout = std::time::Duration::from_millis(ms);
@@ -185,6 +186,12 @@ impl Context {
         }
         if let Some(w) = self.config.recall.weights {
             engine.weights = w;
+        }
+        if let Some(stale) = self.config.recall.stale {
+            engine.stale = stale;
+        }
+        if let Some(n) = self.config.recall.brief_chars {
+            engine.brief_chars = n;
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::embed::{EmbedderKind, MiniLmRuntime};
-use crate::recall::LegWeights;
+use crate::recall::{LegWeights, StalePolicy};
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -75,6 +75,11 @@ pub struct RecallSection {
     /// `[recall.weights]`: each leg's weight under the `weighted` fusion policy, and its base weight
     /// under `adaptive`.
     pub weights: Option<LegWeights>,
+    /// What recall does with a result a later episode superseded: keep, mark (the default) or
+    /// follow.
+    pub stale: Option<StalePolicy>,
+    /// The recall brief's length bound, in characters.
+    pub brief_chars: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]

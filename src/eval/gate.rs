@@ -76,6 +76,7 @@ mod tests {
 
     fn report(ac1: f64, weights: LegWeights) -> EvalReport {
         let row = |fusion| MetricsRow {
+            stale: None,
             legs: "semantic+bm25+graph".into(),
             fusion,
             metrics: Metrics {

@@ -5,12 +5,17 @@ use crate::demo::LabelledQuery;
 use crate::model::{AsOf, EntityKey, Timestamp};
 use crate::recall::{
     FusionPolicy, Leg, LegRun, LegSet, LegStatus, LegWeights, RecallEngine, RecallRequest,
+    StalePolicy, fate,
 };
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricsRow {
     pub legs: String,
     pub fusion: FusionPolicy,
+    /// Set on rows ranked under a stale policy that reorders (`follow`); other rows rank as
+    /// fused (`keep` and `mark` do not reorder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale: Option<StalePolicy>,
     #[serde(flatten)]
     pub metrics: Metrics,
 }
@@ -136,16 +141,22 @@ pub async fn evaluate(
             }
         })
         .collect();
-    let variants: Vec<(LegSet, FusionPolicy)> = LegSet::combinations()
+    let mut variants: Vec<(LegSet, FusionPolicy, Option<StalePolicy>)> = LegSet::combinations()
         .into_iter()
-        .flat_map(|legs| FusionPolicy::ALL.map(|fusion| (legs, fusion)))
+        .flat_map(|legs| FusionPolicy::ALL.map(|fusion| (legs, fusion, None)))
         .collect();
+    variants
+        .extend(FusionPolicy::ALL.map(|fusion| (LegSet::ALL, fusion, Some(StalePolicy::Follow))));
     let mut scores: Vec<Vec<Metrics>> = vec![Vec::with_capacity(queries.len()); variants.len()];
     let mut oracles: Vec<Vec<Metrics>> = vec![Vec::with_capacity(queries.len()); ORACLES.len()];
     let mut latencies = Vec::new();
     let mut traces = Vec::new();
     for (label, entities) in &queries {
         let at = Timestamp::from_datetime(label.at);
+        let as_of = AsOf {
+            valid_at: at,
+            known_at: at,
+        };
         let recalled = engine
             .recall_explained(&RecallRequest {
                 // The query's own incident, when the memory already holds it, is never its own
@@ -153,18 +164,19 @@ pub async fn evaluate(
                 exclude: vec![label.id.clone()],
                 text: label.query.clone(),
                 entities: entities.clone(),
-                as_of: AsOf {
-                    valid_at: at,
-                    known_at: at,
-                },
+                as_of,
                 k: RANKED,
                 legs: LegSet::ALL,
                 fusion: FusionPolicy::default(),
+                stale: Default::default(),
             })
             .await;
         latencies.push(recalled.response.latency_ms);
-        let ranked_by = |legs: LegSet, fusion: FusionPolicy| -> Vec<String> {
-            recalled
+        let successors = engine
+            .current_successors(recalled.concluded_at.keys().cloned().collect(), as_of)
+            .await;
+        let ranked_by = |legs: LegSet, fusion: FusionPolicy, stale| -> Vec<String> {
+            let fused: Vec<String> = recalled
                 .run
                 .fuse(
                     legs,
@@ -175,13 +187,23 @@ pub async fn evaluate(
                 )
                 .into_iter()
                 .map(|f| f.fingerprint)
-                .collect()
+                .collect();
+            match stale {
+                Some(StalePolicy::Follow) => {
+                    fate::follow_order(&fused, |fp| successors.get(fp).map(String::as_str))
+                        .into_iter()
+                        .map(|(fp, _)| fp)
+                        .take(RANKED)
+                        .collect()
+                }
+                _ => fused,
+            }
         };
         let mut fused_with_all = Vec::new();
-        for (i, (legs, fusion)) in variants.iter().enumerate() {
-            let ranked = ranked_by(*legs, *fusion);
+        for (i, (legs, fusion, stale)) in variants.iter().enumerate() {
+            let ranked = ranked_by(*legs, *fusion, *stale);
             let metrics = Metrics::of(&ranked, &label.expected);
-            if *legs == LegSet::ALL {
+            if *legs == LegSet::ALL && stale.is_none() {
                 fused_with_all.push((*fusion, metrics));
             }
             scores[i].push(metrics);
@@ -191,7 +213,7 @@ pub async fn evaluate(
             .map(|leg| {
                 let i = variants
                     .iter()
-                    .position(|v| *v == (LegSet::of(&[*leg]), FusionPolicy::Rrf))
+                    .position(|v| *v == (LegSet::of(&[*leg]), FusionPolicy::Rrf, None))
                     .unwrap_or(0);
                 scores[i].last().copied().unwrap_or_default()
             })
@@ -213,9 +235,10 @@ pub async fn evaluate(
         rows: variants
             .iter()
             .zip(&scores)
-            .map(|((legs, fusion), scores)| MetricsRow {
+            .map(|((legs, fusion, stale), scores)| MetricsRow {
                 legs: legs.name(),
                 fusion: *fusion,
+                stale: *stale,
                 metrics: Metrics::mean(scores),
             })
             .collect(),

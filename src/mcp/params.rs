@@ -7,7 +7,7 @@ use serde::Deserialize;
 use crate::ingest::schema::Time;
 use crate::model::{AsOf, EntityKey, Timestamp};
 use crate::query::CodeQuery;
-use crate::recall::{FusionPolicy, Leg, LegSet};
+use crate::recall::{FusionPolicy, Leg, LegSet, StalePolicy};
 
 /// A tool argument that does not hold what its schema says: the field and what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -76,6 +76,11 @@ pub struct RecallParams {
     /// Fusion policy [default: adaptive: each leg weighted by its confidence for this query].
     #[serde(default)]
     pub fusion: Option<FusionPolicy>,
+    /// Results a later episode superseded: keep, mark (say what superseded them and what holds
+    /// now) or follow (mark, and place the fix that holds now right after) [default: mark, or
+    /// the server's configuration].
+    #[serde(default)]
+    pub stale: Option<StalePolicy>,
 }
 
 /// A recall request, checked.
@@ -86,6 +91,8 @@ pub struct RecallArgs {
     pub as_of: AsOf,
     pub legs: LegSet,
     pub fusion: FusionPolicy,
+    /// `None`: the server's default.
+    pub stale: Option<StalePolicy>,
 }
 
 impl RecallParams {
@@ -120,6 +127,7 @@ impl RecallParams {
             as_of: as_of(&self.valid_at, &self.known_at, now)?,
             legs,
             fusion: self.fusion.unwrap_or_default(),
+            stale: self.stale,
         })
     }
 }

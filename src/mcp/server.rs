@@ -166,6 +166,7 @@ impl MemoryServer {
             k: args.k,
             legs: args.legs,
             fusion: args.fusion,
+            stale: args.stale.unwrap_or(live.stack.engine.stale),
         };
         let response = live.stack.engine.recall(&request).await;
         answer(&response)

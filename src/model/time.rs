@@ -65,6 +65,14 @@ impl Timestamp {
         }
     }
 
+    /// `YYYY-MM-DD`, for prose.
+    pub fn date(self) -> String {
+        match self.to_datetime() {
+            Ok(t) => t.format("%Y-%m-%d").to_string(),
+            Err(_) => format!("@{}ms", self.0),
+        }
+    }
+
     /// `YYYY-MM-DD HH:MM`, for tables.
     pub fn short(self) -> String {
         match self.to_datetime() {

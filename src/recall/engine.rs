@@ -2,7 +2,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::brief;
 use super::confidence;
+use super::fate::{self, StalePolicy};
 use super::fusion::{self, Fused, FusionPolicy, LegWeights, Ranking};
 use super::leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 use super::response::{
@@ -23,6 +25,8 @@ pub struct RecallRequest {
     pub k: usize,
     pub legs: LegSet,
     pub fusion: FusionPolicy,
+    /// What to do with results a later episode superseded.
+    pub stale: StalePolicy,
     /// Episodes left out of every leg's list before fusion, e.g. the episode a query was
     /// seeded from: the ranks are among the others.
     pub exclude: Vec<String>,
@@ -83,6 +87,10 @@ pub struct RecallEngine {
     /// The legs' weights under [`super::FusionPolicy::Weighted`] and, scaled by each leg's
     /// confidence, [`super::FusionPolicy::Adaptive`].
     pub weights: LegWeights,
+    /// The brief's length bound, in characters.
+    pub brief_chars: usize,
+    /// The stale policy of requests that do not choose one (`[recall] stale`).
+    pub stale: StalePolicy,
 }
 
 impl RecallEngine {
@@ -98,6 +106,8 @@ impl RecallEngine {
             timeout: DEFAULT_TIMEOUT,
             leg_limit: DEFAULT_LEG_LIMIT,
             weights: LegWeights::default(),
+            brief_chars: brief::DEFAULT_CHARS,
+            stale: StalePolicy::default(),
         }
     }
 
@@ -165,23 +175,30 @@ impl RecallEngine {
                 );
             }
         }
-        let results = fused
+        let mut results = fused
             .into_iter()
-            .map(|f| RecallResult {
-                summary: episodes
-                    .get(&f.fingerprint)
-                    .and_then(|e| e.as_ref().map(|e| e.summary_nl.clone()))
-                    .unwrap_or_default(),
-                position: f.position,
-                fingerprint: f.fingerprint,
-                legs_hit: f.legs_hit,
-                rrf_score: f.rrf_score,
-                concluded_at: f.concluded_at,
-                per_leg: f.per_leg,
-                decided_by: f.decided_by,
+            .map(|f| {
+                let episode = episodes.get(&f.fingerprint).and_then(Option::as_ref);
+                RecallResult {
+                    summary: episode.map(|e| e.summary_nl.clone()).unwrap_or_default(),
+                    resolution: episode.map(|e| e.resolution_nl.clone()).unwrap_or_default(),
+                    resolved_by: Vec::new(),
+                    superseded_by: None,
+                    current_successor: None,
+                    follows: None,
+                    position: f.position,
+                    fingerprint: f.fingerprint,
+                    legs_hit: f.legs_hit,
+                    rrf_score: f.rrf_score,
+                    concluded_at: f.concluded_at,
+                    per_leg: f.per_leg,
+                    decided_by: f.decided_by,
+                }
             })
             .collect::<Vec<_>>();
+        self.settle_fates(&mut results, &episodes, request).await;
         let skills = self.suggest_skills(&results, request.as_of).await;
+        let brief = brief::render(&results, request.stale, self.brief_chars);
         let response = RecallResponse {
             query: request.text.clone(),
             entities: request.entities.iter().map(EntityKey::flag_form).collect(),
@@ -189,17 +206,97 @@ impl RecallEngine {
             known_at: request.as_of.known_at,
             k: request.k,
             fusion: request.fusion,
+            stale: request.stale,
             weights: self.weights,
             embedder: self.embedder_label.clone(),
             legs: run.reports.clone(),
             results,
             skills,
+            brief,
             latency_ms: started.elapsed().as_secs_f64() * 1e3,
         };
         Recalled {
             response,
             run,
             concluded_at: concluded,
+        }
+    }
+
+    /// Fills in what became of each result's fix as of the request's (V, K), in a few batched
+    /// reads under the leg deadline, and under [`StalePolicy::Follow`] places each superseded
+    /// result's current successor directly after it. A slow or failing store leaves the
+    /// results as fused, without fates, and says so in the log.
+    async fn settle_fates(
+        &self,
+        results: &mut Vec<RecallResult>,
+        episodes: &HashMap<String, Option<MemoryEpisode>>,
+        request: &RecallRequest,
+    ) {
+        let found: Vec<MemoryEpisode> = results
+            .iter()
+            .filter_map(|r| episodes.get(&r.fingerprint).cloned().flatten())
+            .collect();
+        if found.is_empty() {
+            return;
+        }
+        let store = self.store.clone();
+        let as_of = request.as_of;
+        let work = tokio::task::spawn_blocking(move || {
+            let refs: Vec<&MemoryEpisode> = found.iter().collect();
+            fate::fates(store.as_ref(), &refs, &as_of)
+        });
+        let mut fates = match tokio::time::timeout(self.timeout, work).await {
+            Ok(Ok(Ok(fates))) => fates,
+            Ok(Ok(Err(e))) => {
+                tracing::warn!(error = %e, "what became of the results' fixes is unavailable");
+                return;
+            }
+            _ => {
+                tracing::warn!("what became of the results' fixes did not arrive in time");
+                return;
+            }
+        };
+        for r in results.iter_mut() {
+            let Some(fate) = fates.remove(&r.fingerprint) else {
+                continue;
+            };
+            r.resolved_by = fate.resolved_by;
+            if request.stale != StalePolicy::Keep {
+                r.superseded_by = Some(fate.superseded_by);
+                r.current_successor = fate.current_successor;
+            }
+        }
+        if request.stale == StalePolicy::Follow {
+            fate::follow(results, request.k);
+        }
+    }
+
+    /// The current successor of each of these episodes that a later one superseded, as of
+    /// `as_of`: what [`StalePolicy::Follow`] places after it. Empty when the store cannot say.
+    pub async fn current_successors(
+        &self,
+        fingerprints: Vec<String>,
+        as_of: AsOf,
+    ) -> HashMap<String, String> {
+        let store = self.store.clone();
+        let work = tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
+            let episodes = store.episodes(&fingerprints)?;
+            let refs: Vec<&MemoryEpisode> = episodes.iter().collect();
+            Ok(fate::fates(store.as_ref(), &refs, &as_of)?
+                .into_iter()
+                .filter_map(|(fp, f)| f.current_successor.map(|s| (fp, s.fingerprint)))
+                .collect())
+        });
+        match work.await {
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "current successors unavailable");
+                HashMap::new()
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "current successors unavailable");
+                HashMap::new()
+            }
         }
     }
 

@@ -197,6 +197,8 @@ pub enum OrderKey {
     LegsHit,
     ConcludedAt,
     Fingerprint,
+    /// Placed directly after the episode it superseded (the `follow` stale policy).
+    Successor,
 }
 
 impl OrderKey {
@@ -206,6 +208,7 @@ impl OrderKey {
             OrderKey::LegsHit => "legs_hit",
             OrderKey::ConcludedAt => "concluded_at",
             OrderKey::Fingerprint => "fingerprint",
+            OrderKey::Successor => "successor",
         }
     }
 }
@@ -283,6 +286,7 @@ fn compare(policy: FusionPolicy, a: &Fused, b: &Fused) -> (Ordering, Option<Orde
             OrderKey::LegsHit => b.legs_hit.cmp(&a.legs_hit),
             OrderKey::ConcludedAt => b.concluded_at.cmp(&a.concluded_at),
             OrderKey::Fingerprint => a.fingerprint.cmp(&b.fingerprint),
+            OrderKey::Successor => Ordering::Equal,
         };
         if o != Ordering::Equal {
             return (o, Some(key));

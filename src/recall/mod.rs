@@ -5,9 +5,11 @@
 //! [`crate::store::MemoryStore`], the indexes, and [`crate::embed::Embedder`], whose only
 //! operation turns text into a vector. Nothing here can reach a text-generation client.
 
+mod brief;
 pub mod confidence;
 pub mod dictionary;
 mod engine;
+pub mod fate;
 pub mod fusion;
 mod leg;
 pub mod legs;
@@ -19,6 +21,7 @@ pub use confidence::{Confidence, Evidence};
 pub use engine::{
     DEFAULT_LEG_LIMIT, DEFAULT_TIMEOUT, LegRun, RecallEngine, RecallRequest, Recalled,
 };
+pub use fate::{Resolver, StalePolicy, Successor, Superseded};
 pub use fusion::{FusionPolicy, LegWeights, OrderKey};
 pub use leg::{ChoiceError, Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
 pub use open::{RecallStack, StackOptions};

@@ -1,6 +1,7 @@
 use serde::Serialize;
 
 use super::confidence::Confidence;
+use super::fate::{Resolver, StalePolicy, Successor, Superseded};
 use super::fusion::{FusionPolicy, LegWeights, OrderKey, PerLeg};
 use super::leg::Leg;
 use crate::model::{EntityKey, Timestamp};
@@ -93,9 +94,31 @@ pub struct RecallResult {
     pub rrf_score: f64,
     pub concluded_at: Timestamp,
     pub summary: String,
+    /// How the incident was resolved.
+    pub resolution: String,
+    /// The entities that resolved it, each with its state at (V, K).
+    pub resolved_by: Vec<Resolver>,
+    /// The later episodes that superseded its facts, as known at K; absent under the `keep`
+    /// stale policy, which does not look.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<Vec<Superseded>>,
+    /// When superseded: the episode at the end of the chain, whose fix holds now (ranked or
+    /// not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_successor: Option<Successor>,
+    /// Placed here by the `follow` stale policy, as the current successor of this episode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follows: Option<String>,
     pub per_leg: PerLeg,
     /// The ordering key that placed this result below the one before it.
     pub decided_by: Option<OrderKey>,
+}
+
+impl RecallResult {
+    /// A later episode superseded one of its facts, as known at K.
+    pub fn is_superseded(&self) -> bool {
+        self.superseded_by.as_ref().is_some_and(|s| !s.is_empty())
+    }
 }
 
 /// A skill suggested because results share its trigger entities; most matches first.
@@ -122,6 +145,7 @@ pub struct RecallResponse {
     pub known_at: Timestamp,
     pub k: usize,
     pub fusion: FusionPolicy,
+    pub stale: StalePolicy,
     /// The legs' configured weights (under `weighted`; `adaptive` scales them by each leg's
     /// confidence: each leg's report says the weight it counted with).
     pub weights: LegWeights,
@@ -130,6 +154,9 @@ pub struct RecallResponse {
     pub results: Vec<RecallResult>,
     /// Skills whose trigger entities the results share.
     pub skills: Vec<SkillSuggestion>,
+    /// The top results in a few plain lines for an agent: when each concluded, what it was,
+    /// what fixed it, and what superseded that fix and holds now.
+    pub brief: String,
     /// Wall time of the whole recall, legs in parallel.
     pub latency_ms: f64,
 }
@@ -155,6 +182,7 @@ impl RecallResponse {
             known_at: request.as_of.known_at,
             k: request.k,
             fusion: request.fusion,
+            stale: request.stale,
             weights: LegWeights::default(),
             embedder: String::new(),
             legs: LegReports {
@@ -164,6 +192,7 @@ impl RecallResponse {
             },
             results: Vec::new(),
             skills: Vec::new(),
+            brief: String::new(),
             latency_ms: 0.0,
         }
     }

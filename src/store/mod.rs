@@ -138,6 +138,15 @@ pub trait MemoryStore: Send + Sync {
     /// Every fact edge of an episode, whatever its state.
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError>;
 
+    /// Every fact edge of these episodes, whatever its state, in one read where the store can.
+    fn facts_of_episodes(&self, fingerprints: &[String]) -> Result<Vec<FactEdge>, StoreError> {
+        let mut out = Vec::new();
+        for fp in fingerprints {
+            out.extend(self.facts(fp)?);
+        }
+        Ok(out)
+    }
+
     /// Every fact edge that points at an entity.
     fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError>;
 

@@ -347,6 +347,7 @@ impl Reader<'_> {
                 k: 10,
                 legs: LegSet::ALL,
                 fusion: FusionPolicy::default(),
+                stale: Default::default(),
             };
             let response = self.runtime.block_on(self.stack.engine.recall(&request));
             run.times.push(t0.elapsed().as_secs_f64() * 1e3);

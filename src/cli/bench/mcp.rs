@@ -75,6 +75,7 @@ pub fn run(ctx: &Context, episodes: usize, queries: usize, dir: Option<&Path>) -
                 k: 10,
                 legs: LegSet::ALL,
                 fusion: FusionPolicy::default(),
+                stale: Default::default(),
             };
             let args = json!({
                 "query": text,

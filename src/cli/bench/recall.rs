@@ -275,6 +275,7 @@ pub(crate) fn time_recalls(
             k: 10,
             legs,
             fusion: FusionPolicy::default(),
+            stale: Default::default(),
         };
         let r = runtime.block_on(stack.engine.recall(&request));
         for leg in legs.legs() {

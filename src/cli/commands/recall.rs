@@ -33,6 +33,7 @@ pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
         k: args.k,
         legs: args.legs,
         fusion: args.fusion,
+        stale: args.stale.unwrap_or(stack.engine.stale),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -43,6 +44,10 @@ pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
     runtime.shutdown_background();
     if args.out.json {
         print_json(&response)?;
+    } else if args.brief {
+        for line in response.brief.lines() {
+            println!("{}", safe(line));
+        }
     } else {
         print_table(&response);
     }
@@ -118,6 +123,25 @@ pub fn print_table(r: &RecallResponse) {
             x.concluded_at.short(),
             excerpt(&x.summary, 60)
         );
+        if let Some(prior) = &x.follows {
+            println!("     ↳ the current successor of {}", safe(prior));
+        }
+        if let Some(s) = x.superseded_by.as_ref().and_then(|s| s.first()) {
+            let mut line = format!(
+                "     ▽ its {} fix was superseded {} by {}",
+                s.entity,
+                s.t_invalid.date(),
+                s.episode
+            );
+            if let Some(now) = &x.current_successor {
+                line.push_str(&format!(
+                    " · holds now: {} ({})",
+                    now.fingerprint,
+                    now.resolved_by.join(", ")
+                ));
+            }
+            println!("{}", safe(&line));
+        }
     }
     if r.results.is_empty() {
         println!("(no results)");

@@ -100,6 +100,7 @@ impl RecallPane {
             k: self.k,
             legs: self.legs,
             fusion: self.fusion,
+            stale: Default::default(),
             exclude: self.seeded_from.iter().cloned().collect(),
         })
     }

@@ -262,6 +262,10 @@ impl MemoryStore for FalkorStore {
         self.facts_of(&[fingerprint.to_string()])
     }
 
+    fn facts_of_episodes(&self, fingerprints: &[String]) -> Result<Vec<FactEdge>, StoreError> {
+        self.facts_of(&distinct(fingerprints.iter().cloned()))
+    }
+
     fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
         let mut facts = self
             .query(cypher::ENTITY_FACTS, &entity_params(entity))?
