@@ -42,9 +42,9 @@ impl App {
                 }
                 self.shared.mode = Mode::Search;
             }
-            Action::FocusNext => self.shared.focus = self.shared.focus.next(),
-            Action::FocusPrev => self.shared.focus = self.shared.focus.prev(),
-            Action::Focus(p) => self.shared.focus = p,
+            Action::FocusNext => self.shared.set_focus(self.shared.focus.next()),
+            Action::FocusPrev => self.shared.set_focus(self.shared.focus.prev()),
+            Action::Focus(p) => self.shared.set_focus(p),
             Action::Zoom => self.shared.zoom = !self.shared.zoom,
             Action::Up => self.move_cursor(-1),
             Action::Down => self.move_cursor(1),
@@ -114,7 +114,7 @@ impl App {
             Action::FilterSelected => match self.panes.entity.key().cloned() {
                 Some(key) => {
                     self.panes.timeline.filter_entity(key);
-                    self.shared.focus = Pane::Timeline;
+                    self.shared.set_focus(Pane::Timeline);
                     self.refilter(true);
                 }
                 None => self.shared.message = Some("no entity in view: open a fact first".into()),
@@ -125,7 +125,7 @@ impl App {
             }
             Action::Select(fp) => {
                 self.select(&fp, true);
-                self.shared.focus = Pane::Facts;
+                self.shared.set_focus(Pane::Facts);
             }
             Action::Refresh => {
                 self.tick_clock();
@@ -151,12 +151,12 @@ impl App {
                 Intent::Follow { fingerprint, focus } => {
                     self.select(&fingerprint, true);
                     if let Some(p) = focus {
-                        self.shared.focus = p;
+                        self.shared.set_focus(p);
                     }
                 }
                 Intent::Show(fp) => self.select(&fp, false),
                 Intent::OpenEntity(key) => self.open_entity(key),
-                Intent::Focus(p) => self.shared.focus = p,
+                Intent::Focus(p) => self.shared.set_focus(p),
                 Intent::Request(r) => self.request(r),
             }
         }
@@ -178,9 +178,9 @@ impl App {
         layout::list_height(self, self.shared.focus).max(1)
     }
 
-    /// Scrolls every pane the least needed for its selection to stay in view.
+    /// Scrolls every pane on screen the least needed for its selection to stay in view.
     pub(super) fn keep_visible(&mut self) {
-        for pane in Pane::ALL {
+        for (pane, _) in layout::areas(self).panes {
             let height = layout::list_height(self, pane);
             if let Some(cursor) = self.panes.get_mut(pane).cursor_mut() {
                 cursor.keep_visible(height);
@@ -218,7 +218,7 @@ impl App {
     pub fn open_entity(&mut self, key: EntityKey) {
         self.panes.entity.opening();
         self.request(View::Entity(key));
-        self.shared.focus = Pane::Entity;
+        self.shared.set_focus(Pane::Entity);
     }
 
     fn back(&mut self) {
@@ -227,7 +227,7 @@ impl App {
         } else if let Some(fp) = self.shared.selection.history.pop() {
             self.select(&fp, false);
         } else if self.shared.focus != Pane::Timeline {
-            self.shared.focus = Pane::Timeline;
+            self.shared.set_focus(Pane::Timeline);
         } else {
             let changed = self.panes.timeline.clear_filter();
             self.refilter(changed);

@@ -105,19 +105,31 @@ impl App {
         self.take_effects()
     }
 
-    /// A click focuses the pane under the pointer and selects the row clicked; the wheel
-    /// moves the selection of the pane under the pointer.
+    /// A click focuses the pane under the pointer and selects the row clicked, or brings
+    /// forward the pane whose tab it is; the wheel moves the selection of the pane under
+    /// the pointer.
     pub fn on_mouse(&mut self, kind: MouseKind, column: u16, row: u16) -> Effects {
         if self.shared.mode != Mode::Normal {
             return self.take_effects();
         }
         let areas = layout::areas(self);
         let point = Position::new(column, row);
+        let tab = areas
+            .tabs
+            .iter()
+            .flat_map(|strip| &strip.tabs)
+            .find(|(_, r)| r.contains(point));
+        if let Some((pane, _)) = tab {
+            if kind == MouseKind::Click {
+                self.act(Action::Focus(*pane));
+            }
+            return self.take_effects();
+        }
         let Some((pane, rect)) = areas.panes.iter().find(|(_, r)| r.contains(point)).copied()
         else {
             return self.take_effects();
         };
-        self.shared.focus = pane;
+        self.shared.set_focus(pane);
         match kind {
             MouseKind::ScrollUp => self.act(Action::Up),
             MouseKind::ScrollDown => self.act(Action::Down),

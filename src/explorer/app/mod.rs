@@ -92,7 +92,11 @@ pub struct Shared {
     pub keymap: Keymap,
     pub mask_volatile: bool,
     pub size: Rect,
+    /// The focused pane; changed through [`Shared::set_focus`], which keeps `recent`.
     pub focus: Pane,
+    /// Every pane, the most recently focused first: which the layout shows where it
+    /// has room for fewer than all.
+    pub recent: Vec<Pane>,
     pub zoom: bool,
     pub mode: Mode,
     pub quit: bool,
@@ -119,6 +123,17 @@ impl Shared {
     pub fn selected(&self) -> Option<&str> {
         self.selection.fingerprint.as_deref()
     }
+
+    pub fn set_focus(&mut self, pane: Pane) {
+        self.focus = pane;
+        self.recent.retain(|p| *p != pane);
+        self.recent.insert(0, pane);
+    }
+
+    /// Of `panes`, the one focused last.
+    pub fn last_focused(&self, panes: &[Pane]) -> Option<Pane> {
+        self.recent.iter().copied().find(|p| panes.contains(p))
+    }
 }
 
 pub struct App {
@@ -140,6 +155,7 @@ impl App {
                 mask_volatile: options.mask_volatile,
                 size,
                 focus: Pane::Timeline,
+                recent: Pane::ALL.to_vec(),
                 zoom: false,
                 mode: Mode::Normal,
                 quit: false,
