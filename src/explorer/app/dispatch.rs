@@ -77,11 +77,13 @@ impl App {
                 }
                 self.set_as_of(as_of);
             }
-            Action::RecallEdit => {
-                self.shared.focus = Pane::Recall;
-                self.shared.mode = Mode::Query;
+            Action::RecallEdit => self.edit_query(),
+            Action::RecallRun => {
+                self.cancel_seed();
+                self.shared.set_focus(Pane::Recall);
+                self.remember_query();
+                self.run_recall();
             }
-            Action::RecallRun => self.run_recall(),
             Action::RecallSeed => self.seed_recall(),
             Action::RecallToggle(leg) => match self.panes.recall.toggle(leg) {
                 Ok(()) => self.rerun_recall(),
@@ -92,10 +94,15 @@ impl App {
                 self.rerun_recall();
             }
             Action::RecallQuery(text) => {
+                self.cancel_seed();
                 self.panes.recall.set_query(&text, None);
-                self.shared.focus = Pane::Recall;
+                self.shared.set_focus(Pane::Recall);
+                self.remember_query();
                 self.run_recall();
             }
+            Action::HistoryPrev => self.browse_history(true),
+            Action::HistoryNext => self.browse_history(false),
+            Action::Edit(edit) => self.edit_input(edit),
             Action::FilterText(text) => {
                 self.panes.timeline.filter_text(text);
                 self.refilter(true);
@@ -309,31 +316,5 @@ impl App {
             self.request(request);
         }
         self.rerun_recall();
-    }
-
-    /// Recalls incidents like the selected episode, leaving the episode itself out.
-    fn seed_recall(&mut self) {
-        let Some(d) = &self.shared.selection.detail else {
-            self.shared.message = Some("select an episode first".into());
-            return;
-        };
-        let text = d.episode.summary_nl.clone();
-        let fp = d.episode.incident_fingerprint.clone();
-        self.panes.recall.set_query(&text, Some(fp));
-        self.shared.focus = Pane::Recall;
-        self.run_recall();
-    }
-
-    fn rerun_recall(&mut self) {
-        if self.panes.recall.has_run() {
-            self.run_recall();
-        }
-    }
-
-    pub(super) fn run_recall(&mut self) {
-        match self.panes.recall.run(self.shared.as_of) {
-            Ok(request) => self.request(request),
-            Err(why) => self.shared.message = Some(why.into()),
-        }
     }
 }

@@ -2,6 +2,7 @@
 //! the focused pane; in a text input, a key the keymap does not bind types.
 
 use ratatui::layout::{Position, Rect};
+use ratatui_textarea::Key;
 
 use super::{App, Effects, Mode};
 use crate::explorer::action::Action;
@@ -22,9 +23,9 @@ impl App {
         let contexts: &[Context] = match mode {
             Mode::Normal => &[Context::Pane(self.shared.focus), Context::Global],
             Mode::Help => &[Context::Help],
-            Mode::Search => &[Context::Search],
-            Mode::Palette => &[Context::Palette],
-            Mode::Query => &[Context::Query],
+            Mode::Search => &[Context::Search, Context::Input],
+            Mode::Palette => &[Context::Palette, Context::Input],
+            Mode::Query => &[Context::Query, Context::Input],
         };
         match self.shared.keymap.lookup(contexts, key) {
             Some(action) => match mode {
@@ -74,10 +75,14 @@ impl App {
                             }
                         }
                     }
-                    Mode::Query => self.act(Action::RecallRun),
+                    Mode::Query => {
+                        self.leave_query();
+                        self.act(Action::RecallRun);
+                    }
                     Mode::Normal | Mode::Help => {}
                 }
             }
+            Action::Back if mode == Mode::Query => self.leave_query(),
             Action::Back => self.shared.mode = Mode::Normal,
             other => self.act(other),
         }
@@ -85,6 +90,12 @@ impl App {
 
     fn type_key(&mut self, key: KeyChord) {
         let input = key.to_input();
+        // The boxes are one line: what would break it is not typed.
+        if matches!(input.key, Key::Enter | Key::Char('\n' | '\r'))
+            || (input.ctrl && input.key == Key::Char('m'))
+        {
+            return;
+        }
         match self.shared.mode {
             Mode::Search => {
                 self.shared.search.input(input);
@@ -93,7 +104,14 @@ impl App {
                 self.shared.palette.input(input);
             }
             Mode::Query => {
-                self.panes.recall.type_key(input);
+                let mut changed = false;
+                self.panes.recall.edit(|query| {
+                    changed = query.input(input);
+                    changed
+                });
+                if changed {
+                    self.history.stop_browsing();
+                }
             }
             Mode::Normal | Mode::Help => {}
         }

@@ -4,9 +4,11 @@
 //! reads the state and never changes it.
 
 mod dispatch;
+mod editing;
 mod health;
 mod input;
 mod live;
+mod recall;
 mod replies;
 #[cfg(test)]
 mod tests;
@@ -15,6 +17,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use super::action::{Action, Axis};
+use super::history::QueryHistory;
 use super::keymap::Keymap;
 use super::pane::Pane;
 use super::panes::Panes;
@@ -141,6 +144,12 @@ pub struct App {
     pub panes: Panes,
     effects: Effects,
     record_events: bool,
+    /// The episode being read to seed recall from.
+    seeding: Option<String>,
+    /// The status message saying what the running recall is for.
+    announced: Option<String>,
+    /// The store's recall queries, for ↑/↓ in the query box.
+    pub history: QueryHistory,
 }
 
 impl App {
@@ -182,8 +191,12 @@ impl App {
             panes: Panes::new(options.recall_k),
             effects: Effects::default(),
             record_events: options.record_events,
+            seeding: None,
+            announced: None,
+            history: QueryHistory::default(),
         };
         app.request(View::Stats);
+        app.request(Request::LoadHistory);
         app.reload_timeline(0, true);
         let effects = app.take_effects();
         (app, effects)

@@ -205,6 +205,12 @@ impl Component for TimelinePane {
         Some(Intent::Focus(Pane::Facts))
     }
 
+    fn episode(&self, shared: &Shared) -> Option<String> {
+        self.row(self.cursor.index)
+            .map(|r| r.fingerprint.clone())
+            .or_else(|| shared.selected().map(str::to_string))
+    }
+
     fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
         render(self, frame, app, rect);
     }
