@@ -35,19 +35,22 @@ impl App {
             Mode::Palette => {
                 apply(&mut self.shared.palette, edit);
             }
-            Mode::Query => {
-                let mut changed = false;
-                self.panes.recall.edit(|query| {
-                    changed = apply(query, edit);
-                    changed
-                });
-                if changed {
-                    self.history.stop_browsing();
-                }
-            }
+            Mode::Query => self.change_query(|query| apply(query, edit)),
             Mode::Normal | Mode::Help => {
                 self.shared.message = Some("no text box is open to edit".into());
             }
+        }
+    }
+
+    /// Edits the query box; a change to the text ends browsing the history.
+    pub(super) fn change_query(&mut self, edit: impl FnOnce(&mut TextArea<'static>) -> bool) {
+        let mut changed = false;
+        self.panes.recall.edit(|query| {
+            changed = edit(query);
+            changed
+        });
+        if changed {
+            self.history.stop_browsing();
         }
     }
 

@@ -103,16 +103,7 @@ impl App {
             Mode::Palette => {
                 self.shared.palette.input(input);
             }
-            Mode::Query => {
-                let mut changed = false;
-                self.panes.recall.edit(|query| {
-                    changed = query.input(input);
-                    changed
-                });
-                if changed {
-                    self.history.stop_browsing();
-                }
-            }
+            Mode::Query => self.change_query(|query| query.input(input)),
             Mode::Normal | Mode::Help => {}
         }
     }
