@@ -21,17 +21,26 @@ impl Tmux {
             socket: dir.join("tmux.sock"),
         };
         let (width, height) = (width.to_string(), height.to_string());
-        let started = tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "strata",
-            "-x",
-            &width,
-            "-y",
-            &height,
-            command,
-        ]);
+        let start = || {
+            tmux.run(&[
+                "new-session",
+                "-d",
+                "-s",
+                "strata",
+                "-x",
+                &width,
+                "-y",
+                &height,
+                command,
+            ])
+        };
+        // A server killed on this socket just before may still be on its way out.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut started = start();
+        while !started.status.success() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            started = start();
+        }
         assert!(
             started.status.success(),
             "{}",
