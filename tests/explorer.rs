@@ -331,9 +331,10 @@ fn a_click_selects_the_row_under_the_pointer_and_the_wheel_scrolls() {
     let (dir, _) = seeded();
     let mut s = explorer(dir.path(), 120, 40);
     play(&mut s, "WaitIdle\n");
-    // Header 2 rows, border 1, filter line 1, column header 1: the first row is at y=5.
+    // Header 2 rows, the tabs 1, border 1, filter line 1, column header 1: the first row
+    // is at y=6.
     s.explorer_mut()
-        .on_mouse(strata::explorer::app::MouseKind::Click, 10, 5 + 4);
+        .on_mouse(strata::explorer::app::MouseKind::Click, 10, 6 + 4);
     play(&mut s, "WaitIdle\n");
     let fourth = s.app().panes.timeline.row(4).unwrap().fingerprint.clone();
     assert_eq!(s.app().shared.selected(), Some(fourth.as_str()));
@@ -397,4 +398,50 @@ fn knowledge_time_hides_episodes_not_yet_recorded() {
             .iter()
             .all(|r| r.ingested_at <= cutoff)
     );
+}
+
+/// `y` in the timeline recalls incidents like the row under the cursor at every size: the
+/// recall pane comes forward focused, the status bar says what ran, the graph leg is
+/// seeded from the episode's entities, and panes that do not fit are tabs.
+#[test]
+fn y_in_the_timeline_brings_recall_forward_at_every_size() {
+    let (dir, _) = seeded();
+    for (width, height) in [(80, 24), (100, 30), (120, 40), (200, 50)] {
+        let mut s = explorer(dir.path(), width, height);
+        let screen = play(&mut s, "WaitIdle\nKey Down 2\nWaitIdle\nKey y\nWaitIdle\n");
+        let app = s.app();
+        let fp = app.panes.timeline.row(2).unwrap().fingerprint.clone();
+        assert_eq!(app.shared.focus, strata::explorer::pane::Pane::Recall);
+        let response = app.panes.recall.response.as_ref().unwrap();
+        assert!(!response.entities.is_empty(), "{width}x{height}");
+        assert!(response.results.iter().all(|r| r.fingerprint != fp));
+        assert!(screen.contains("3 Recall"), "{width}x{height}:\n{screen}");
+        assert!(
+            screen.contains(&format!("like {fp}")) && screen.contains("graph seeds:"),
+            "{width}x{height}:\n{screen}"
+        );
+        assert!(
+            screen.contains(&format!("recalled 10 incidents like {fp}")),
+            "{width}x{height}:\n{screen}"
+        );
+        let tabs = screen.contains("[3 Recall]");
+        assert_eq!(tabs, width < 200, "{width}x{height}:\n{screen}");
+        // Every fingerprint on screen in the timeline is whole.
+        for row in app.panes.timeline.rows.iter().take(5) {
+            assert!(
+                screen.contains(&format!(" {} ", row.fingerprint)),
+                "{width}x{height}: {} cut:\n{screen}",
+                row.fingerprint
+            );
+        }
+        insta::assert_snapshot!(format!("recall_like_the_row_{width}x{height}"), screen);
+        // Zoom gives the focused pane the whole body; Esc restores.
+        let zoomed = play(&mut s, "Key z\n");
+        assert!(
+            zoomed.contains("z restores") && !zoomed.contains("1 Timeline 300"),
+            "{zoomed}"
+        );
+        let back = play(&mut s, "Key Esc\n");
+        assert!(back.contains("1 Timeline 300"), "{back}");
+    }
 }

@@ -128,3 +128,31 @@ fn the_explorer_refuses_to_start_without_a_terminal() {
         common::stderr(&out)
     );
 }
+
+/// Queries run in the query box are kept per store in the data directory, redacted, and
+/// come back with ↑ in the next session.
+#[test]
+fn the_query_history_outlives_the_session_redacted() {
+    let data = tempfile::tempdir().unwrap();
+    let (out, _dir) = headless(
+        data.path(),
+        "WaitIdle\nKey 3\nKey i\nType \"login loop for ops@example.com\"\nKey Enter\nWaitIdle\nKey i\nKey Ctrl+u\nType \"disk full\"\nKey Enter\nWaitIdle\n",
+        &[],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let file = data.path().join("history").join("embedded.jsonl");
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        !kept.contains("ops@example.com"),
+        "redacted when kept:\n{kept}"
+    );
+    assert_eq!(kept.lines().count(), 2, "{kept}");
+    let (out, dir) = headless(
+        data.path(),
+        "WaitIdle\nKey 3\nKey i\nKey Up\nExpect \"disk full\"\nExpect \"query history 2/2\"\nKey Up\nExpect \"login loop for <email>\"\nSnapshot history\n",
+        &[],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let screen = std::fs::read_to_string(dir.path().join("frames/history.txt")).unwrap();
+    assert!(!screen.contains("ops@example.com"), "{screen}");
+}

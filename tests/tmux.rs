@@ -31,7 +31,7 @@ fn the_explorer_runs_in_a_real_terminal() {
 
     tmux.keys("r");
     wait_for(&tmux, "a recall breakdown", |s| {
-        s.contains("#1 score") && s.contains("recall ")
+        s.contains("#1 score") && s.contains("recalled 10 incidents like INC-0300")
     });
 
     tmux.quit();
@@ -82,4 +82,66 @@ fn an_empty_store_opens_empty_and_says_how_to_fill_it() {
         s.contains("300 episodes")
     });
     assert!(screen.contains("seeded the demo memory"), "{screen}");
+}
+
+/// At 80x24: two panes and a strip of tabs naming the others; `y` in the timeline brings
+/// recall forward; the query box clears with Ctrl-U and keeps its history across sessions;
+/// grown to 200x50, every pane is on screen and the tabs go.
+#[test]
+fn a_small_terminal_shows_tabs_and_every_pane_is_a_key_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let command = format!(
+        "env STRATA_EMBEDDER=hash STRATA_NOW=2026-12-01T00:00:00Z {} --data {} --demo",
+        env!("CARGO_BIN_EXE_strata"),
+        data.display()
+    );
+    let tmux = Tmux::start_sized(dir.path(), &command, 80, 24);
+    // (The status bar is cut before the embedder's name at 80 columns; `y` waits for
+    // recall to open.)
+    let screen = wait_for(&tmux, "the demo at 80x24", |s| s.contains("300 episodes"));
+    assert!(
+        screen.contains("[1 Timeline]") && screen.contains(" 6 Entity "),
+        "{screen}"
+    );
+    tmux.keys("y");
+    let screen = wait_for(&tmux, "recall like the first row", |s| {
+        s.contains("recalled 10 incidents like INC-0300")
+    });
+    assert!(
+        screen.contains("[3 Recall]") && screen.contains("3 Recall fusion"),
+        "{screen}"
+    );
+
+    tmux.keys("i");
+    tmux.keys("C-u");
+    tmux.type_text("disk full on the wal volume");
+    tmux.keys("Enter");
+    wait_for(&tmux, "the typed query to run", |s| {
+        s.contains("disk full on the wal") && !s.contains("like INC-0300 (left out")
+    });
+    tmux.keys("6");
+    wait_for(&tmux, "the entity pane brought forward", |s| {
+        s.contains("[6 Entity]") && s.contains("Enter on a fact opens")
+    });
+    tmux.quit();
+    drop(tmux);
+
+    let tmux = Tmux::start_sized(dir.path(), &command, 80, 24);
+    wait_for(&tmux, "the second session", |s| s.contains("300 episodes"));
+    tmux.keys("3");
+    tmux.keys("i");
+    tmux.keys("Up");
+    wait_for(&tmux, "the query from the last session", |s| {
+        s.contains("disk full on the wal") && s.contains("query history 1/1")
+    });
+    tmux.keys("Escape");
+    tmux.resize(200, 50);
+    let screen = wait_for(&tmux, "every pane at 200x50", |s| {
+        ["Lessons & skills", "5 Lineage", "6 Entity", "2 Facts"]
+            .iter()
+            .all(|p| s.contains(p))
+    });
+    assert!(!screen.contains("Tab/1-6 switch"), "{screen}");
+    tmux.quit();
 }

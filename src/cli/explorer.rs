@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 
 use super::context::Context;
 use strata::embed;
-use strata::explorer::worker::OpenError;
+use strata::explorer::worker::{HistoryFile, OpenError};
 use strata::explorer::{
     Explorer, Keymap, Options, RecallOpener, StoreOpener, Theme, Worker, WorkerOptions,
 };
@@ -118,6 +118,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
         open_recall,
         WorkerOptions {
             follow_every: launch.follow.then(|| follow_every(&ctx.store)),
+            history: Some(HistoryFile::new(ctx.store.query_history(&ctx.data_dir))),
         },
     )?;
     Ok(Explorer::new(

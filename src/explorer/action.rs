@@ -35,6 +35,19 @@ pub enum Step {
     NextChange,
 }
 
+/// An edit of the text box being typed in, as a shell's line editor has them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineEdit {
+    Start,
+    End,
+    WordBack,
+    WordForward,
+    KillToStart,
+    KillToEnd,
+    KillWord,
+    Yank,
+}
+
 /// Every action by name, in the order the help screen lists them. `message` is the help
 /// text; `argument`, what an action that takes one expects.
 #[derive(
@@ -162,7 +175,7 @@ pub enum ActionName {
     RecallRun,
     #[strum(
         serialize = "recall.seed",
-        message = "recall incidents like the selected episode (leaving it out)"
+        message = "recall incidents like the episode under the cursor, or the selection (leaving it out)"
     )]
     RecallSeed,
     #[strum(
@@ -185,6 +198,44 @@ pub enum ActionName {
         props(argument = "TEXT")
     )]
     RecallQuery,
+    #[strum(
+        serialize = "history.prev",
+        message = "the previous recall query from this store's history"
+    )]
+    HistoryPrev,
+    #[strum(
+        serialize = "history.next",
+        message = "the next recall query from the history, or back to what was typed"
+    )]
+    HistoryNext,
+    #[strum(serialize = "input.start", message = "move to the start of the line")]
+    InputStart,
+    #[strum(serialize = "input.end", message = "move to the end of the line")]
+    InputEnd,
+    #[strum(serialize = "input.word_back", message = "move back a word")]
+    InputWordBack,
+    #[strum(serialize = "input.word_forward", message = "move forward a word")]
+    InputWordForward,
+    #[strum(
+        serialize = "input.kill_to_start",
+        message = "delete from the cursor to the start of the line"
+    )]
+    InputKillToStart,
+    #[strum(
+        serialize = "input.kill_to_end",
+        message = "delete from the cursor to the end of the line"
+    )]
+    InputKillToEnd,
+    #[strum(
+        serialize = "input.kill_word",
+        message = "delete the word before the cursor"
+    )]
+    InputKillWord,
+    #[strum(
+        serialize = "input.yank",
+        message = "insert what the last delete removed"
+    )]
+    InputYank,
     #[strum(
         serialize = "filter.text",
         message = "show episodes whose text contains TEXT",
@@ -301,6 +352,16 @@ impl ActionName {
             N::RecallGraph => Action::RecallToggle(Leg::Graph),
             N::RecallFusion => Action::RecallFusion,
             N::RecallQuery => Action::RecallQuery(arg.to_string()),
+            N::HistoryPrev => Action::HistoryPrev,
+            N::HistoryNext => Action::HistoryNext,
+            N::InputStart => Action::Edit(LineEdit::Start),
+            N::InputEnd => Action::Edit(LineEdit::End),
+            N::InputWordBack => Action::Edit(LineEdit::WordBack),
+            N::InputWordForward => Action::Edit(LineEdit::WordForward),
+            N::InputKillToStart => Action::Edit(LineEdit::KillToStart),
+            N::InputKillToEnd => Action::Edit(LineEdit::KillToEnd),
+            N::InputKillWord => Action::Edit(LineEdit::KillWord),
+            N::InputYank => Action::Edit(LineEdit::Yank),
             N::FilterText => Action::FilterText(arg.to_string()),
             N::FilterEntity => Action::FilterEntity(
                 arg.parse::<EntityKey>()
@@ -367,6 +428,9 @@ pub enum Action {
     RecallToggle(Leg),
     RecallFusion,
     RecallQuery(String),
+    HistoryPrev,
+    HistoryNext,
+    Edit(LineEdit),
     FilterText(String),
     FilterEntity(EntityKey),
     FilterClass(String),
@@ -435,6 +499,16 @@ impl Action {
             Action::RecallToggle(Leg::Graph) => N::RecallGraph,
             Action::RecallFusion => N::RecallFusion,
             Action::RecallQuery(_) => N::RecallQuery,
+            Action::HistoryPrev => N::HistoryPrev,
+            Action::HistoryNext => N::HistoryNext,
+            Action::Edit(LineEdit::Start) => N::InputStart,
+            Action::Edit(LineEdit::End) => N::InputEnd,
+            Action::Edit(LineEdit::WordBack) => N::InputWordBack,
+            Action::Edit(LineEdit::WordForward) => N::InputWordForward,
+            Action::Edit(LineEdit::KillToStart) => N::InputKillToStart,
+            Action::Edit(LineEdit::KillToEnd) => N::InputKillToEnd,
+            Action::Edit(LineEdit::KillWord) => N::InputKillWord,
+            Action::Edit(LineEdit::Yank) => N::InputYank,
             Action::FilterText(_) => N::FilterText,
             Action::FilterEntity(_) => N::FilterEntity,
             Action::FilterClass(_) => N::FilterClass,

@@ -20,10 +20,12 @@ pub enum Context {
     Search,
     Palette,
     Query,
+    /// Any text box: the search, the palette and the query.
+    Input,
 }
 
 impl Context {
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Global,
         Context::Pane(Pane::Timeline),
         Context::Pane(Pane::Facts),
@@ -35,6 +37,7 @@ impl Context {
         Context::Search,
         Context::Palette,
         Context::Query,
+        Context::Input,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +48,7 @@ impl Context {
             Context::Search => "search",
             Context::Palette => "palette",
             Context::Query => "query",
+            Context::Input => "input",
         }
     }
 
@@ -56,6 +60,7 @@ impl Context {
             Context::Search => " (typing a search; other keys type)",
             Context::Palette => " (typing a command; other keys type)",
             Context::Query => " (typing a recall query; other keys type)",
+            Context::Input => " (in the search, palette and query boxes, as in a shell)",
         }
     }
 
@@ -105,6 +110,7 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("global", "n", A::AsOfNow),
         ("global", "Ctrl+r", A::Refresh),
         ("global", "r", A::RecallSeed),
+        ("global", "y", A::RecallSeed),
         ("global", "c", A::FilterClear),
         ("timeline", "Left", A::AsOfBackDay),
         ("timeline", "Right", A::AsOfForwardDay),
@@ -113,7 +119,6 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("recall", "i", A::RecallEdit),
         ("recall", "e", A::RecallEdit),
         ("recall", "r", A::RecallRun),
-        ("recall", "y", A::RecallSeed),
         ("recall", "s", A::RecallSemantic),
         ("recall", "b", A::RecallBm25),
         ("recall", "g", A::RecallGraph),
@@ -139,6 +144,23 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("query", "Enter", A::Open),
         ("query", "Esc", A::Back),
         ("query", "Ctrl+c", A::Quit),
+        ("query", "Up", A::HistoryPrev),
+        ("query", "Ctrl+p", A::HistoryPrev),
+        ("query", "Down", A::HistoryNext),
+        ("query", "Ctrl+n", A::HistoryNext),
+        ("input", "Ctrl+a", A::InputStart),
+        ("input", "Home", A::InputStart),
+        ("input", "Ctrl+e", A::InputEnd),
+        ("input", "End", A::InputEnd),
+        ("input", "Alt+b", A::InputWordBack),
+        ("input", "Ctrl+Left", A::InputWordBack),
+        ("input", "Alt+f", A::InputWordForward),
+        ("input", "Ctrl+Right", A::InputWordForward),
+        ("input", "Ctrl+u", A::InputKillToStart),
+        ("input", "Ctrl+k", A::InputKillToEnd),
+        ("input", "Ctrl+w", A::InputKillWord),
+        ("input", "Alt+Backspace", A::InputKillWord),
+        ("input", "Ctrl+y", A::InputYank),
     ]
 };
 
@@ -335,6 +357,34 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("expects")
+        );
+    }
+
+    #[test]
+    fn text_boxes_edit_as_a_shell_line_and_the_query_box_has_history() {
+        use crate::explorer::action::LineEdit;
+        let map = Keymap::defaults().unwrap();
+        let ctrl_u: KeyChord = "Ctrl+u".parse().unwrap();
+        assert_eq!(
+            map.lookup(&normal(Pane::Recall), ctrl_u),
+            Some(Action::PageUp)
+        );
+        for typing in [Context::Search, Context::Palette, Context::Query] {
+            assert_eq!(
+                map.lookup(&[typing, Context::Input], ctrl_u),
+                Some(Action::Edit(LineEdit::KillToStart)),
+                "{typing:?}"
+            );
+        }
+        let up = KeyChord::plain(KeyCode::Up);
+        assert_eq!(
+            map.lookup(&[Context::Query, Context::Input], up),
+            Some(Action::HistoryPrev)
+        );
+        assert_eq!(map.lookup(&[Context::Search, Context::Input], up), None);
+        assert_eq!(
+            map.lookup(&normal(Pane::Timeline), KeyChord::char('y')),
+            Some(Action::RecallSeed)
         );
     }
 

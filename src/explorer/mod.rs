@@ -11,6 +11,7 @@ pub mod action;
 pub mod app;
 pub mod cursor;
 mod driver;
+pub mod history;
 pub mod key;
 pub mod keymap;
 pub mod live;

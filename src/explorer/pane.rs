@@ -42,6 +42,14 @@ impl Pane {
         }
     }
 
+    /// The title where room is short (the tab strip).
+    pub fn short_title(self) -> &'static str {
+        match self {
+            Pane::Lessons => "Lessons",
+            other => other.title(),
+        }
+    }
+
     /// 1-based, as shown in titles and bound to the number keys.
     pub fn number(self) -> usize {
         self as usize + 1

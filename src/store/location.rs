@@ -52,6 +52,15 @@ impl StoreLocation {
         })
     }
 
+    /// The explorer's history of recall queries on this store: one file per store.
+    pub fn query_history(&self, data_dir: &Path) -> PathBuf {
+        let name = match self {
+            StoreLocation::Embedded(_) => "embedded".to_string(),
+            StoreLocation::FalkorDb(url) => url.slug(),
+        };
+        data_dir.join("history").join(format!("{name}.jsonl"))
+    }
+
     /// Where the indexes derived from this store live: one directory per store.
     pub fn index_dir(&self, data_dir: &Path) -> PathBuf {
         match self {

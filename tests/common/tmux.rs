@@ -12,20 +12,35 @@ pub struct Tmux {
 impl Tmux {
     /// Runs `command` in a 120×40 session; the socket lives in `dir`.
     pub fn start(dir: &Path, command: &str) -> Tmux {
+        Tmux::start_sized(dir, command, 120, 40)
+    }
+
+    /// Runs `command` in a `width`×`height` session.
+    pub fn start_sized(dir: &Path, command: &str, width: u16, height: u16) -> Tmux {
         let tmux = Tmux {
             socket: dir.join("tmux.sock"),
         };
-        let started = tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "strata",
-            "-x",
-            "120",
-            "-y",
-            "40",
-            command,
-        ]);
+        let (width, height) = (width.to_string(), height.to_string());
+        let start = || {
+            tmux.run(&[
+                "new-session",
+                "-d",
+                "-s",
+                "strata",
+                "-x",
+                &width,
+                "-y",
+                &height,
+                command,
+            ])
+        };
+        // A server killed on this socket just before may still be on its way out.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut started = start();
+        while !started.status.success() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            started = start();
+        }
         assert!(
             started.status.success(),
             "{}",
@@ -45,6 +60,16 @@ impl Tmux {
 
     pub fn keys(&self, keys: &str) {
         self.run(&["send-keys", "-t", "strata", keys]);
+    }
+
+    /// Types `text` as it is (no key names).
+    pub fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "strata", "-l", text]);
+    }
+
+    pub fn resize(&self, width: u16, height: u16) {
+        let (width, height) = (width.to_string(), height.to_string());
+        self.run(&["resize-window", "-t", "strata", "-x", &width, "-y", &height]);
     }
 
     pub fn screen(&self) -> String {

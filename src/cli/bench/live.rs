@@ -119,6 +119,7 @@ fn bench(
         open_recall,
         WorkerOptions {
             follow_every: Some(follow),
+            history: None,
         },
     )?;
     let mut app = Explorer::new(

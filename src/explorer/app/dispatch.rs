@@ -42,9 +42,9 @@ impl App {
                 }
                 self.shared.mode = Mode::Search;
             }
-            Action::FocusNext => self.shared.focus = self.shared.focus.next(),
-            Action::FocusPrev => self.shared.focus = self.shared.focus.prev(),
-            Action::Focus(p) => self.shared.focus = p,
+            Action::FocusNext => self.shared.set_focus(self.shared.focus.next()),
+            Action::FocusPrev => self.shared.set_focus(self.shared.focus.prev()),
+            Action::Focus(p) => self.shared.set_focus(p),
             Action::Zoom => self.shared.zoom = !self.shared.zoom,
             Action::Up => self.move_cursor(-1),
             Action::Down => self.move_cursor(1),
@@ -77,11 +77,13 @@ impl App {
                 }
                 self.set_as_of(as_of);
             }
-            Action::RecallEdit => {
-                self.shared.focus = Pane::Recall;
-                self.shared.mode = Mode::Query;
+            Action::RecallEdit => self.edit_query(),
+            Action::RecallRun => {
+                self.cancel_seed();
+                self.shared.set_focus(Pane::Recall);
+                self.remember_query();
+                self.run_recall();
             }
-            Action::RecallRun => self.run_recall(),
             Action::RecallSeed => self.seed_recall(),
             Action::RecallToggle(leg) => match self.panes.recall.toggle(leg) {
                 Ok(()) => self.rerun_recall(),
@@ -92,10 +94,15 @@ impl App {
                 self.rerun_recall();
             }
             Action::RecallQuery(text) => {
+                self.cancel_seed();
                 self.panes.recall.set_query(&text, None);
-                self.shared.focus = Pane::Recall;
+                self.shared.set_focus(Pane::Recall);
+                self.remember_query();
                 self.run_recall();
             }
+            Action::HistoryPrev => self.browse_history(true),
+            Action::HistoryNext => self.browse_history(false),
+            Action::Edit(edit) => self.edit_input(edit),
             Action::FilterText(text) => {
                 self.panes.timeline.filter_text(text);
                 self.refilter(true);
@@ -114,7 +121,7 @@ impl App {
             Action::FilterSelected => match self.panes.entity.key().cloned() {
                 Some(key) => {
                     self.panes.timeline.filter_entity(key);
-                    self.shared.focus = Pane::Timeline;
+                    self.shared.set_focus(Pane::Timeline);
                     self.refilter(true);
                 }
                 None => self.shared.message = Some("no entity in view: open a fact first".into()),
@@ -125,7 +132,7 @@ impl App {
             }
             Action::Select(fp) => {
                 self.select(&fp, true);
-                self.shared.focus = Pane::Facts;
+                self.shared.set_focus(Pane::Facts);
             }
             Action::Refresh => {
                 self.tick_clock();
@@ -151,12 +158,12 @@ impl App {
                 Intent::Follow { fingerprint, focus } => {
                     self.select(&fingerprint, true);
                     if let Some(p) = focus {
-                        self.shared.focus = p;
+                        self.shared.set_focus(p);
                     }
                 }
                 Intent::Show(fp) => self.select(&fp, false),
                 Intent::OpenEntity(key) => self.open_entity(key),
-                Intent::Focus(p) => self.shared.focus = p,
+                Intent::Focus(p) => self.shared.set_focus(p),
                 Intent::Request(r) => self.request(r),
             }
         }
@@ -178,9 +185,9 @@ impl App {
         layout::list_height(self, self.shared.focus).max(1)
     }
 
-    /// Scrolls every pane the least needed for its selection to stay in view.
+    /// Scrolls every pane on screen the least needed for its selection to stay in view.
     pub(super) fn keep_visible(&mut self) {
-        for pane in Pane::ALL {
+        for (pane, _) in layout::areas(self).panes {
             let height = layout::list_height(self, pane);
             if let Some(cursor) = self.panes.get_mut(pane).cursor_mut() {
                 cursor.keep_visible(height);
@@ -218,7 +225,7 @@ impl App {
     pub fn open_entity(&mut self, key: EntityKey) {
         self.panes.entity.opening();
         self.request(View::Entity(key));
-        self.shared.focus = Pane::Entity;
+        self.shared.set_focus(Pane::Entity);
     }
 
     fn back(&mut self) {
@@ -227,7 +234,7 @@ impl App {
         } else if let Some(fp) = self.shared.selection.history.pop() {
             self.select(&fp, false);
         } else if self.shared.focus != Pane::Timeline {
-            self.shared.focus = Pane::Timeline;
+            self.shared.set_focus(Pane::Timeline);
         } else {
             let changed = self.panes.timeline.clear_filter();
             self.refilter(changed);
@@ -309,31 +316,5 @@ impl App {
             self.request(request);
         }
         self.rerun_recall();
-    }
-
-    /// Recalls incidents like the selected episode, leaving the episode itself out.
-    fn seed_recall(&mut self) {
-        let Some(d) = &self.shared.selection.detail else {
-            self.shared.message = Some("select an episode first".into());
-            return;
-        };
-        let text = d.episode.summary_nl.clone();
-        let fp = d.episode.incident_fingerprint.clone();
-        self.panes.recall.set_query(&text, Some(fp));
-        self.shared.focus = Pane::Recall;
-        self.run_recall();
-    }
-
-    fn rerun_recall(&mut self) {
-        if self.panes.recall.has_run() {
-            self.run_recall();
-        }
-    }
-
-    pub(super) fn run_recall(&mut self) {
-        match self.panes.recall.run(self.shared.as_of) {
-            Ok(request) => self.request(request),
-            Err(why) => self.shared.message = Some(why.into()),
-        }
     }
 }

@@ -2,6 +2,7 @@
 //! the focused pane; in a text input, a key the keymap does not bind types.
 
 use ratatui::layout::{Position, Rect};
+use ratatui_textarea::Key;
 
 use super::{App, Effects, Mode};
 use crate::explorer::action::Action;
@@ -22,9 +23,9 @@ impl App {
         let contexts: &[Context] = match mode {
             Mode::Normal => &[Context::Pane(self.shared.focus), Context::Global],
             Mode::Help => &[Context::Help],
-            Mode::Search => &[Context::Search],
-            Mode::Palette => &[Context::Palette],
-            Mode::Query => &[Context::Query],
+            Mode::Search => &[Context::Search, Context::Input],
+            Mode::Palette => &[Context::Palette, Context::Input],
+            Mode::Query => &[Context::Query, Context::Input],
         };
         match self.shared.keymap.lookup(contexts, key) {
             Some(action) => match mode {
@@ -74,10 +75,14 @@ impl App {
                             }
                         }
                     }
-                    Mode::Query => self.act(Action::RecallRun),
+                    Mode::Query => {
+                        self.leave_query();
+                        self.act(Action::RecallRun);
+                    }
                     Mode::Normal | Mode::Help => {}
                 }
             }
+            Action::Back if mode == Mode::Query => self.leave_query(),
             Action::Back => self.shared.mode = Mode::Normal,
             other => self.act(other),
         }
@@ -85,6 +90,12 @@ impl App {
 
     fn type_key(&mut self, key: KeyChord) {
         let input = key.to_input();
+        // The boxes are one line: what would break it is not typed.
+        if matches!(input.key, Key::Enter | Key::Char('\n' | '\r'))
+            || (input.ctrl && input.key == Key::Char('m'))
+        {
+            return;
+        }
         match self.shared.mode {
             Mode::Search => {
                 self.shared.search.input(input);
@@ -92,9 +103,7 @@ impl App {
             Mode::Palette => {
                 self.shared.palette.input(input);
             }
-            Mode::Query => {
-                self.panes.recall.type_key(input);
-            }
+            Mode::Query => self.change_query(|query| query.input(input)),
             Mode::Normal | Mode::Help => {}
         }
     }
@@ -105,19 +114,31 @@ impl App {
         self.take_effects()
     }
 
-    /// A click focuses the pane under the pointer and selects the row clicked; the wheel
-    /// moves the selection of the pane under the pointer.
+    /// A click focuses the pane under the pointer and selects the row clicked, or brings
+    /// forward the pane whose tab it is; the wheel moves the selection of the pane under
+    /// the pointer.
     pub fn on_mouse(&mut self, kind: MouseKind, column: u16, row: u16) -> Effects {
         if self.shared.mode != Mode::Normal {
             return self.take_effects();
         }
         let areas = layout::areas(self);
         let point = Position::new(column, row);
+        let tab = areas
+            .tabs
+            .iter()
+            .flat_map(|strip| &strip.tabs)
+            .find(|(_, r)| r.contains(point));
+        if let Some((pane, _)) = tab {
+            if kind == MouseKind::Click {
+                self.act(Action::Focus(*pane));
+            }
+            return self.take_effects();
+        }
         let Some((pane, rect)) = areas.panes.iter().find(|(_, r)| r.contains(point)).copied()
         else {
             return self.take_effects();
         };
-        self.shared.focus = pane;
+        self.shared.set_focus(pane);
         match kind {
             MouseKind::ScrollUp => self.act(Action::Up),
             MouseKind::ScrollDown => self.act(Action::Down),

@@ -4,9 +4,11 @@
 //! reads the state and never changes it.
 
 mod dispatch;
+mod editing;
 mod health;
 mod input;
 mod live;
+mod recall;
 mod replies;
 #[cfg(test)]
 mod tests;
@@ -15,6 +17,7 @@ use ratatui::layout::Rect;
 use ratatui_textarea::TextArea;
 
 use super::action::{Action, Axis};
+use super::history::QueryHistory;
 use super::keymap::Keymap;
 use super::pane::Pane;
 use super::panes::Panes;
@@ -92,7 +95,11 @@ pub struct Shared {
     pub keymap: Keymap,
     pub mask_volatile: bool,
     pub size: Rect,
+    /// The focused pane; changed through [`Shared::set_focus`], which keeps `recent`.
     pub focus: Pane,
+    /// Every pane, the most recently focused first: which the layout shows where it
+    /// has room for fewer than all.
+    pub recent: Vec<Pane>,
     pub zoom: bool,
     pub mode: Mode,
     pub quit: bool,
@@ -119,6 +126,17 @@ impl Shared {
     pub fn selected(&self) -> Option<&str> {
         self.selection.fingerprint.as_deref()
     }
+
+    pub fn set_focus(&mut self, pane: Pane) {
+        self.focus = pane;
+        self.recent.retain(|p| *p != pane);
+        self.recent.insert(0, pane);
+    }
+
+    /// Of `panes`, the one focused last.
+    pub fn last_focused(&self, panes: &[Pane]) -> Option<Pane> {
+        self.recent.iter().copied().find(|p| panes.contains(p))
+    }
 }
 
 pub struct App {
@@ -126,6 +144,12 @@ pub struct App {
     pub panes: Panes,
     effects: Effects,
     record_events: bool,
+    /// The episode being read to seed recall from.
+    seeding: Option<String>,
+    /// The status message saying what the running recall is for.
+    announced: Option<String>,
+    /// The store's recall queries, for ↑/↓ in the query box.
+    pub history: QueryHistory,
 }
 
 impl App {
@@ -140,6 +164,7 @@ impl App {
                 mask_volatile: options.mask_volatile,
                 size,
                 focus: Pane::Timeline,
+                recent: Pane::ALL.to_vec(),
                 zoom: false,
                 mode: Mode::Normal,
                 quit: false,
@@ -166,8 +191,12 @@ impl App {
             panes: Panes::new(options.recall_k),
             effects: Effects::default(),
             record_events: options.record_events,
+            seeding: None,
+            announced: None,
+            history: QueryHistory::default(),
         };
         app.request(View::Stats);
+        app.request(Request::LoadHistory);
         app.reload_timeline(0, true);
         let effects = app.take_effects();
         (app, effects)

@@ -65,6 +65,11 @@ impl App {
                 self.panes.facts.clamp(&self.shared);
             }
             Reply::Episode(Err(e)) => self.store_error(&e),
+            Reply::Seed(Ok(detail)) => self.seed_read(detail),
+            Reply::Seed(Err(e)) => {
+                self.seed_read(None);
+                self.store_error(&e);
+            }
             Reply::Lineage(result) => {
                 if let Err(e) = &result {
                     self.shared.message = Some(e.to_string());
@@ -73,10 +78,19 @@ impl App {
             }
             Reply::Entity(Ok(e)) => self.panes.entity.loaded(e, &self.shared),
             Reply::Entity(Err(e)) => self.store_error(&e),
-            Reply::Recall(response, files) => self.panes.recall.answered(*response, files),
+            Reply::Recall(response, files) => self.recalled(*response, files),
             Reply::Changes(Ok(Some(change))) | Reply::Changed(change) => self.apply_change(change),
             Reply::Changes(Ok(None)) => {}
             Reply::Changes(Err(e)) => self.store_error(&e),
+            Reply::History(Ok(entries)) => self.history.loaded(entries),
+            // With no store there is nothing to recall, nor a history of it to show.
+            Reply::History(Err(CallError::NotOpen))
+            | Reply::QuerySaved(Err(CallError::NotOpen)) => {}
+            Reply::History(Err(e)) | Reply::QuerySaved(Err(e)) => {
+                tracing::warn!(error = %e, "query history");
+                self.shared.store.notices.push(e.to_string());
+            }
+            Reply::QuerySaved(Ok(())) => {}
             Reply::Indexed(catch_up) => {
                 self.shared.store.progress = None;
                 self.shared.store.notices.extend(catch_up.problems);

@@ -106,6 +106,14 @@ impl Component for EntityPane {
         })
     }
 
+    fn episode(&self, shared: &Shared) -> Option<String> {
+        self.rows(shared)
+            .into_iter()
+            .nth(self.cursor.index)
+            .map(|r| r.fingerprint)
+            .or_else(|| shared.selected().map(str::to_string))
+    }
+
     fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
         render(self, frame, app, rect);
     }

@@ -102,6 +102,15 @@ impl Component for LineagePane {
         })
     }
 
+    /// The episode on the far side of the link under the cursor; with no link, the
+    /// selection at the centre.
+    fn episode(&self, shared: &Shared) -> Option<String> {
+        let rows = self.rows();
+        rows.get(self.cursor.index)
+            .map(|r| r.target().to_string())
+            .or_else(|| shared.selected().map(str::to_string))
+    }
+
     fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
         render(self, frame, app, rect);
     }

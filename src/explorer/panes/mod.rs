@@ -7,6 +7,7 @@ mod facts;
 mod lessons;
 mod lineage;
 mod recall;
+mod recall_seed;
 mod timeline;
 
 use ratatui::Frame;
@@ -17,6 +18,7 @@ pub use facts::{FactsPane, state_style};
 pub use lessons::LessonsPane;
 pub use lineage::{LineagePane, LineageRow};
 pub use recall::RecallPane;
+pub use recall_seed::RecallSeed;
 pub use timeline::{TIMELINE_PAGE, TimelinePane};
 
 use super::app::{App, Shared};
@@ -75,6 +77,12 @@ pub trait Component {
     /// What `open` on the row under the cursor asks for.
     fn open(&self, _shared: &Shared) -> Option<Intent> {
         None
+    }
+
+    /// The episode an action on "this episode" (`recall.seed`) means here: the one under
+    /// the cursor where rows are episodes, else the selection.
+    fn episode(&self, shared: &Shared) -> Option<String> {
+        shared.selected().map(str::to_string)
     }
 
     fn render(&self, frame: &mut Frame, rect: Rect, app: &App);

@@ -7,9 +7,9 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Cell, Paragraph, Row, Table};
-use ratatui_textarea::{CursorMove, Input, TextArea};
+use ratatui_textarea::{CursorMove, TextArea};
 
-use super::{Chrome, Component, Intent};
+use super::{Chrome, Component, Intent, RecallSeed};
 use crate::explorer::app::{App, Mode, Shared};
 use crate::explorer::cursor::Cursor;
 use crate::explorer::pane::Pane;
@@ -27,8 +27,9 @@ pub struct RecallPane {
     pub legs: LegSet,
     pub fusion: FusionPolicy,
     pub k: usize,
-    /// The episode the query was seeded from: left out of the results.
-    pub seeded_from: Option<String>,
+    /// The episode the query was seeded from: left out of the results, its entities
+    /// seeding the graph leg.
+    pub seed: Option<RecallSeed>,
     pub response: Option<RecallResponse>,
     pub running: bool,
     pub cursor: Cursor,
@@ -45,7 +46,7 @@ impl RecallPane {
             legs: LegSet::ALL,
             fusion: FusionPolicy::default(),
             k,
-            seeded_from: None,
+            seed: None,
             response: None,
             running: false,
             cursor: Cursor::default(),
@@ -53,18 +54,18 @@ impl RecallPane {
         }
     }
 
-    /// Replaces the query; `seeded_from`: the episode it describes, left out of the results.
-    pub fn set_query(&mut self, text: &str, seeded_from: Option<String>) {
+    /// Replaces the query; `seed`: the episode it describes.
+    pub fn set_query(&mut self, text: &str, seed: Option<RecallSeed>) {
         self.query = TextArea::default();
         self.query.insert_str(text);
         self.query.move_cursor(CursorMove::Head);
-        self.seeded_from = seeded_from;
+        self.seed = seed;
     }
 
-    /// Typing changes the query: it no longer stands for the seeded episode.
-    pub fn type_key(&mut self, input: Input) {
-        if self.query.input(input) {
-            self.seeded_from = None;
+    /// Edits the query; one that changed no longer stands for the seeded episode.
+    pub fn edit(&mut self, edit: impl FnOnce(&mut TextArea<'static>) -> bool) {
+        if edit(&mut self.query) {
+            self.seed = None;
         }
     }
 
@@ -95,13 +96,17 @@ impl RecallPane {
         self.running = true;
         Ok(RecallRequest {
             text,
-            entities: Vec::new(),
+            entities: self
+                .seed
+                .as_ref()
+                .map(|s| s.entities(&as_of))
+                .unwrap_or_default(),
             as_of,
             k: self.k,
             legs: self.legs,
             fusion: self.fusion,
             stale: Default::default(),
-            exclude: self.seeded_from.iter().cloned().collect(),
+            exclude: self.seed.iter().map(|s| s.fingerprint.clone()).collect(),
         })
     }
 
@@ -275,20 +280,25 @@ fn render(r: &RecallPane, frame: &mut Frame, app: &App, rect: Rect) {
     }
     let editing = s.mode == Mode::Query;
     let mut query = r.query.clone();
-    let query_title = match (&r.seeded_from, editing) {
-        (_, true) => " query · Enter runs · Esc leaves ".to_string(),
-        (Some(fp), false) => format!(
+    let query_title = match (&r.seed, editing) {
+        (_, true) => " query · Enter runs · ↑↓ history · Esc leaves ".to_string(),
+        (Some(seed), false) => format!(
             " query · like {} (left out of the results) · i edits ",
-            clip(fp, 26)
+            clip(&seed.fingerprint, 26)
         ),
         (None, false) => " query · i edits · y seeds from the selection ".to_string(),
     };
-    query.set_block(
-        Block::bordered()
-            .border_type(BorderType::Plain)
-            .border_style(t.border(editing))
-            .title(query_title),
-    );
+    let mut block = Block::bordered()
+        .border_type(BorderType::Plain)
+        .border_style(t.border(editing))
+        .title(query_title);
+    if let Some(seeds) = r.response.as_ref().map(|resp| &resp.entities)
+        && !seeds.is_empty()
+    {
+        let seeds = format!(" graph seeds: {} ", seeds.join(", "));
+        block = block.title_bottom(clip(&seeds, usize::from(area.width.saturating_sub(4))));
+    }
+    query.set_block(block);
     query.set_cursor_line_style(ratatui::style::Style::new());
     if !editing {
         query.set_cursor_style(ratatui::style::Style::new());

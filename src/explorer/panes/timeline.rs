@@ -205,6 +205,12 @@ impl Component for TimelinePane {
         Some(Intent::Focus(Pane::Facts))
     }
 
+    fn episode(&self, shared: &Shared) -> Option<String> {
+        self.row(self.cursor.index)
+            .map(|r| r.fingerprint.clone())
+            .or_else(|| shared.selected().map(str::to_string))
+    }
+
     fn render(&self, frame: &mut Frame, rect: Rect, app: &App) {
         render(self, frame, app, rect);
     }
@@ -269,7 +275,8 @@ fn render(tl: &TimelinePane, frame: &mut Frame, app: &App, rect: Rect) {
         .clone()
         .filter_map(|i| tl.row(i))
         .any(|r| s.live.is_new(&r.fingerprint));
-    let rows: Vec<Row> = (start..(start + height).min(tl.len(s)))
+    let columns = Columns::fit(tl, any_new, list.width);
+    let rows: Vec<Row> = visible
         .map(|i| {
             let selected = i == tl.cursor.index;
             let row = match tl.row(i) {
@@ -290,12 +297,19 @@ fn render(tl: &TimelinePane, frame: &mut Frame, app: &App, rect: Rect) {
                         marks.push_span(Span::styled(new, t.accent()));
                     }
                     marks.push_span(Span::styled(mark, t.warn()));
-                    Row::new(vec![
-                        Cell::from(marks),
-                        Cell::from(Span::styled(r.concluded_at.short(), t.muted())),
-                        Cell::from(r.fingerprint.clone()),
-                        Cell::from(r.summary.clone()),
-                    ])
+                    let mut cells = vec![Cell::from(marks)];
+                    if columns.concluded > 0 {
+                        let when: String = r
+                            .concluded_at
+                            .short()
+                            .chars()
+                            .take(usize::from(columns.concluded))
+                            .collect();
+                        cells.push(Cell::from(Span::styled(when, t.muted())));
+                    }
+                    cells.push(Cell::from(r.fingerprint.clone()));
+                    cells.push(Cell::from(r.summary.clone()));
+                    Row::new(cells)
                 }
                 None => Row::new(vec![
                     Cell::from(""),
@@ -309,22 +323,22 @@ fn render(tl: &TimelinePane, frame: &mut Frame, app: &App, rect: Rect) {
             }
         })
         .collect();
-    let fp_width = visible
-        .filter_map(|i| tl.row(i))
-        .map(|r| r.fingerprint.chars().count())
-        .max()
-        .unwrap_or(11)
-        .clamp(11, 32) as u16;
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(if any_new { 3 } else { 2 }),
-            Constraint::Length(16),
-            Constraint::Length(fp_width),
-            Constraint::Min(10),
-        ],
-    )
-    .header(Row::new(vec!["", "concluded", "fingerprint", "summary"]).style(t.heading()));
+    let mut widths = vec![Constraint::Length(columns.marks)];
+    let mut header = vec![""];
+    if columns.concluded > 0 {
+        widths.push(Constraint::Length(columns.concluded));
+        header.push("concluded");
+    }
+    widths.extend([Constraint::Length(columns.fingerprint), Constraint::Fill(1)]);
+    header.extend([
+        if columns.fingerprint >= 11 {
+            "fingerprint"
+        } else {
+            "episode"
+        },
+        "summary",
+    ]);
+    let table = Table::new(rows, widths).header(Row::new(header).style(t.heading()));
     frame.render_widget(table, list);
     if tl.is_empty() && !tl.loading && tl.total.is_some() {
         let lines: Vec<Line> = if tl.filter.is_empty() {
@@ -346,5 +360,42 @@ fn render(tl: &TimelinePane, frame: &mut Frame, app: &App, rect: Rect) {
                 ..list
             },
         );
+    }
+}
+
+/// The widths of the timeline's columns in a list `width` cells wide: the fingerprint as
+/// wide as the longest on the page, never cut while the pane can hold it, and the
+/// conclusion time shortened to a date, then dropped, before the summary is squeezed.
+struct Columns {
+    marks: u16,
+    /// 0: not shown.
+    concluded: u16,
+    fingerprint: u16,
+}
+
+/// The summary keeps at least this much before the conclusion time gives way.
+const SUMMARY_MIN: u16 = 10;
+
+impl Columns {
+    fn fit(tl: &TimelinePane, any_new: bool, width: u16) -> Columns {
+        let marks = if any_new { 3 } else { 2 };
+        let longest = tl
+            .rows
+            .iter()
+            .map(|r| r.fingerprint.chars().count())
+            .max()
+            .unwrap_or(0);
+        let fingerprint = (longest.max("episode".len()) as u16)
+            .min(width.saturating_sub(marks + 1 + 1 + 1).max(1));
+        let fixed = marks + 1 + fingerprint + 1;
+        let concluded = [16, 10]
+            .into_iter()
+            .find(|c| fixed + c + 1 + SUMMARY_MIN <= width)
+            .unwrap_or(0);
+        Columns {
+            marks,
+            concluded,
+            fingerprint,
+        }
     }
 }

@@ -212,14 +212,40 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
                 (None, false) => {
                     Line::styled(format!(" note: {}", store.notices.join(" · ")), t.warn())
                 }
-                (None, true) => Line::styled(
-                    " ? help  : commands  / search  Tab/1-6 panes  Enter open  Esc back  [ ] day  { } week  < > change  t axis  r recall  q quit",
-                    t.muted(),
-                ),
+                (None, true) => Line::styled(hints(line.width), t.muted()),
             };
             frame.render_widget(Paragraph::new(text), line);
         }
     }
+}
+
+/// The keys a newcomer needs first, as many as fit in `width`, whole.
+const HINTS: &[&str] = &[
+    "? help",
+    "q quit",
+    "Tab/1-6 panes",
+    "z zoom",
+    "y recall like",
+    "/ search",
+    ": commands",
+    "Enter open",
+    "Esc back",
+    "[ ] day",
+    "{ } week",
+    "< > change",
+    "t axis",
+];
+
+fn hints(width: u16) -> String {
+    let mut line = String::new();
+    for hint in HINTS {
+        if line.chars().count() + 2 + hint.chars().count() > usize::from(width) {
+            break;
+        }
+        line.push_str(if line.is_empty() { " " } else { "  " });
+        line.push_str(hint);
+    }
+    line
 }
 
 fn input_line(

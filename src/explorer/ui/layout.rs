@@ -1,24 +1,61 @@
-//! Where each pane goes, as a pure function of the screen size and the focus: rendering,
-//! mouse hit-testing and scrolling all use it.
+//! Where each pane goes, as a pure function of the screen size, the focus and the panes
+//! focused before it: rendering, mouse hit-testing and scrolling all use it.
+//!
+//! The richest arrangement whose panes all get their minimum size wins: all six panes;
+//! the timeline beside the facts over one more pane; the timeline beside one pane; the
+//! focused pane alone. The focused pane is always on screen, and when some pane is not,
+//! a strip of tabs above the body names all six (as when one is zoomed).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
-use crate::explorer::app::App;
+use crate::explorer::app::{App, Shared};
 use crate::explorer::pane::Pane;
 
 pub struct Areas {
     pub header: Rect,
     pub banner: Option<Rect>,
+    /// The tabs of every pane, when some pane is not on screen.
+    pub tabs: Option<TabStrip>,
     pub panes: Vec<(Pane, Rect)>,
     pub footer: Rect,
+}
+
+/// One row naming every pane; each tab's own cells, for a click.
+pub struct TabStrip {
+    pub area: Rect,
+    pub tabs: Vec<(Pane, Rect)>,
+    /// The cells after the last tab.
+    pub rest: Rect,
 }
 
 pub const HEADER_ROWS: u16 = 2;
 pub const FOOTER_ROWS: u16 = 2;
 
+/// The smallest (width, height), borders included, at which a pane shows what it is for:
+/// a few rows of its list and its columns side by side.
+pub fn min_size(pane: Pane) -> (u16, u16) {
+    match pane {
+        Pane::Timeline => (36, 6),
+        Pane::Facts => (38, 10),
+        Pane::Recall => (40, 10),
+        Pane::Lessons => (30, 6),
+        Pane::Lineage => (30, 5),
+        Pane::Entity => (36, 7),
+    }
+}
+
+/// The panes that share the slot below the facts, or beside the timeline.
+const BELOW_FACTS: [Pane; 4] = [Pane::Recall, Pane::Lessons, Pane::Lineage, Pane::Entity];
+const BESIDE_TIMELINE: [Pane; 5] = [
+    Pane::Facts,
+    Pane::Recall,
+    Pane::Lessons,
+    Pane::Lineage,
+    Pane::Entity,
+];
+
 pub fn areas(app: &App) -> Areas {
     let s = &app.shared;
-    let size = s.size;
     let banner_rows = u16::from(s.store.banner.is_some());
     let [header, banner, body, footer] = Layout::vertical([
         Constraint::Length(HEADER_ROWS),
@@ -26,44 +63,55 @@ pub fn areas(app: &App) -> Areas {
         Constraint::Min(3),
         Constraint::Length(FOOTER_ROWS),
     ])
-    .areas(size);
+    .areas(s.size);
     let banner = (banner_rows > 0).then_some(banner);
-    let panes = if s.zoom {
-        vec![(s.focus, body)]
-    } else if body.width >= 110 && body.height >= 24 {
-        wide(body)
+    let everything = all(body);
+    let (tabs, panes) = if !s.zoom && fits(&everything) {
+        (None, everything)
     } else {
-        let [left, right] =
-            Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
-                .areas(body);
-        let other = if s.focus == Pane::Timeline {
-            Pane::Facts
+        let [strip, body] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(body);
+        let panes = if s.zoom {
+            vec![(s.focus, body)]
         } else {
-            s.focus
+            [split(body, s), pair(body, s)]
+                .into_iter()
+                .find(|panes| fits(panes))
+                .unwrap_or_else(|| vec![(s.focus, body)])
         };
-        vec![(Pane::Timeline, left), (other, right)]
+        (Some(tab_strip(strip)), panes)
     };
     Areas {
         header,
         banner,
+        tabs,
         panes,
         footer,
     }
 }
 
-fn wide(body: Rect) -> Vec<(Pane, Rect)> {
+fn fits(panes: &[(Pane, Rect)]) -> bool {
+    panes.iter().all(|(pane, rect)| {
+        let (width, height) = min_size(*pane);
+        rect.width >= width && rect.height >= height
+    })
+}
+
+/// Every pane: the timeline on the left; facts, recall, and lessons, lineage and entity
+/// side by side on the right.
+fn all(body: Rect) -> Vec<(Pane, Rect)> {
     let [left, right] =
-        Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
+        Layout::horizontal([Constraint::Percentage(38), Constraint::Fill(1)]).areas(body);
     let [facts, recall, bottom] = Layout::vertical([
         Constraint::Percentage(36),
         Constraint::Percentage(40),
-        Constraint::Percentage(24),
+        Constraint::Fill(1),
     ])
     .areas(right);
     let [lessons, lineage, entity] = Layout::horizontal([
-        Constraint::Percentage(24),
-        Constraint::Percentage(40),
-        Constraint::Percentage(36),
+        Constraint::Percentage(32),
+        Constraint::Percentage(32),
+        Constraint::Fill(1),
     ])
     .areas(bottom);
     vec![
@@ -74,6 +122,67 @@ fn wide(body: Rect) -> Vec<(Pane, Rect)> {
         (Pane::Lineage, lineage),
         (Pane::Entity, entity),
     ]
+}
+
+/// The timeline beside the facts over the focused (or last focused) of the other four.
+fn split(body: Rect, s: &Shared) -> Vec<(Pane, Rect)> {
+    let [left, right] = beside_timeline(body);
+    let [facts, below] =
+        Layout::vertical([Constraint::Percentage(45), Constraint::Fill(1)]).areas(right);
+    let below_pane = if BELOW_FACTS.contains(&s.focus) {
+        s.focus
+    } else {
+        s.last_focused(&BELOW_FACTS).unwrap_or(Pane::Recall)
+    };
+    vec![
+        (Pane::Timeline, left),
+        (Pane::Facts, facts),
+        (below_pane, below),
+    ]
+}
+
+/// The timeline beside the focused (or last focused) other pane.
+fn pair(body: Rect, s: &Shared) -> Vec<(Pane, Rect)> {
+    let [left, right] = beside_timeline(body);
+    let other = if s.focus == Pane::Timeline {
+        s.last_focused(&BESIDE_TIMELINE).unwrap_or(Pane::Facts)
+    } else {
+        s.focus
+    };
+    vec![(Pane::Timeline, left), (other, right)]
+}
+
+/// 45% for the timeline, but never less than it needs.
+fn beside_timeline(body: Rect) -> [Rect; 2] {
+    let (least, _) = min_size(Pane::Timeline);
+    let left = (body.width * 9 / 20).max(least).min(body.width);
+    Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(body)
+}
+
+/// The tabs' cells: ` 1 Timeline ` and so on, a one-cell gap between them.
+fn tab_strip(area: Rect) -> TabStrip {
+    let mut x = area.x;
+    let right = area.x + area.width;
+    let mut tabs = Vec::new();
+    for pane in Pane::ALL {
+        let width = (tab_label(pane).chars().count() as u16 + 2).min(right.saturating_sub(x));
+        tabs.push((pane, Rect { x, width, ..area }));
+        x = (x + width + 1).min(right);
+    }
+    TabStrip {
+        area,
+        tabs,
+        rest: Rect {
+            x,
+            width: right - x,
+            ..area
+        },
+    }
+}
+
+/// What a pane's tab says: the key that focuses it and its name.
+pub fn tab_label(pane: Pane) -> String {
+    format!("{} {}", pane.number(), pane.short_title())
 }
 
 pub fn pane_area(app: &App, pane: Pane) -> Option<Rect> {

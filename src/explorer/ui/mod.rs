@@ -5,6 +5,7 @@
 mod chrome;
 pub mod layout;
 mod overlay;
+mod tabs;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -19,6 +20,9 @@ pub fn render(frame: &mut Frame, app: &App) {
     chrome::header(frame, app, areas.header);
     if let Some(banner) = areas.banner {
         chrome::banner(frame, app, banner);
+    }
+    if let Some(strip) = &areas.tabs {
+        tabs::tab_strip(frame, app, &areas, strip);
     }
     for (pane, rect) in &areas.panes {
         app.panes.get(*pane).render(frame, *rect, app);

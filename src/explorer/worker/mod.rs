@@ -4,6 +4,7 @@
 //! never waits on them.
 
 mod generations;
+mod history_file;
 mod protocol;
 
 use std::collections::HashMap;
@@ -14,10 +15,12 @@ use std::time::Duration;
 use tokio::sync::{mpsc as tmpsc, watch};
 
 pub use generations::Generations;
+pub use history_file::{HistoryError, HistoryFile};
 pub use protocol::{
     CallError, CallResult, Envelope, OpenError, Progress, Reply, Request, RequestKind, View,
 };
 
+use super::history::kept_form;
 use super::live::{CatchUp, Follower, LiveRecall};
 use crate::query::lineage_within;
 use crate::query::views::{self, TimelineCache};
@@ -32,11 +35,13 @@ pub type StoreOpener =
 pub type RecallOpener =
     Box<dyn FnOnce(Arc<dyn MemoryStore>, &mut dyn FnMut(u64, u64)) -> RecallStack + Send>;
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct WorkerOptions {
     /// Look for writes by other processes this often, and report them as
     /// [`Reply::Changed`]; `None`: only when asked ([`Request::Changes`]).
     pub follow_every: Option<Duration>,
+    /// The store's query history file; `None`: the history lives as long as the explorer.
+    pub history: Option<HistoryFile>,
 }
 
 /// A reply as it leaves the background, before the UI thread knows whether it is stale.
@@ -153,11 +158,15 @@ fn shown(reply: Reply) -> Reply {
     match reply {
         Reply::Timeline(r) => Reply::Timeline(r.map(Shown::shown)),
         Reply::Episode(r) => Reply::Episode(r.map(Shown::shown)),
+        Reply::Seed(r) => Reply::Seed(r.map(Shown::shown)),
         Reply::Entity(r) => Reply::Entity(r.map(Shown::shown)),
         Reply::Recall(response, files) => Reply::Recall(
             Box::new(response.shown()),
             files.into_iter().map(|(fp, u)| (fp, u.shown())).collect(),
         ),
+        Reply::History(r) => {
+            Reply::History(r.map(|entries| entries.iter().filter_map(|e| kept_form(e)).collect()))
+        }
         other => other,
     }
 }
@@ -229,6 +238,7 @@ async fn serve(
             generations: generations.clone(),
             cache: cache.clone(),
             follower: follower.clone(),
+            history: options.history.clone(),
             out: out.clone(),
         };
         tokio::spawn(async move {
@@ -309,6 +319,7 @@ struct Call {
     generations: Arc<Generations>,
     cache: Arc<TimelineCache>,
     follower: Arc<Follower>,
+    history: Option<HistoryFile>,
     out: Outbox,
 }
 
@@ -354,6 +365,17 @@ impl Call {
                     Ok(Err(e)) => Reply::Changes(Err(e.into())),
                     Err(e) => Reply::Changes(Err(aborted(e))),
                 }
+            }
+            Request::LoadHistory | Request::SaveQuery(_) => {
+                let asked = request.clone();
+                let file = self.history.clone();
+                let save = match request {
+                    Request::SaveQuery(entry) => Some(entry),
+                    _ => None,
+                };
+                tokio::task::spawn_blocking(move || keep_history(file.as_ref(), save))
+                    .await
+                    .unwrap_or_else(|e| Reply::failed(&asked, aborted(e)))
             }
             Request::View(view) => {
                 let asked = Request::View(view.clone());
@@ -452,6 +474,17 @@ async fn follow(
     }
 }
 
+/// Adds `save` to the query history, or reads it; with no file there is nothing to read
+/// or keep.
+fn keep_history(file: Option<&HistoryFile>, save: Option<String>) -> Reply {
+    match (save, file) {
+        (Some(entry), Some(file)) => Reply::QuerySaved(file.append(&entry).map_err(Into::into)),
+        (Some(_), None) => Reply::QuerySaved(Ok(())),
+        (None, Some(file)) => Reply::History(file.read().map_err(Into::into)),
+        (None, None) => Reply::History(Ok(Vec::new())),
+    }
+}
+
 /// Lineage links read each way: more than the pane shows, far fewer than a chain of
 /// thousands of recurring fixes holds.
 const LINEAGE_LINKS: usize = 200;
@@ -484,6 +517,7 @@ fn read_view(
             .map_err(Into::into),
         ),
         View::Episode(fp) => Reply::Episode(views::episode(store, &fp).map_err(Into::into)),
+        View::Seed(fp) => Reply::Seed(views::episode(store, &fp).map_err(Into::into)),
         View::Lineage {
             fingerprint,
             known_at,

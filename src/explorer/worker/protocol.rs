@@ -28,6 +28,9 @@ pub enum View {
         limit: usize,
     },
     Episode(String),
+    /// An episode read to seed recall from (`recall.seed` on a row that is not the
+    /// selection), which leaves the selection as it is.
+    Seed(String),
     Lineage {
         fingerprint: String,
         known_at: Timestamp,
@@ -42,6 +45,10 @@ pub enum Request {
     /// Whether the store changed since the last look; a change is answered once the recall
     /// indexes have caught up with it.
     Changes,
+    /// The store's query history, from the data directory.
+    LoadHistory,
+    /// Adds a query (already in the form kept) to the store's query history.
+    SaveQuery(String),
 }
 
 impl From<View> for Request {
@@ -63,10 +70,13 @@ pub enum RequestKind {
     Stats,
     Timeline,
     Episode,
+    Seed,
     Lineage,
     Entity,
     Recall,
     Changes,
+    History,
+    SaveQuery,
 }
 
 impl RequestKind {
@@ -87,6 +97,7 @@ impl View {
             View::Stats => RequestKind::Stats,
             View::Timeline { .. } => RequestKind::Timeline,
             View::Episode(_) => RequestKind::Episode,
+            View::Seed(_) => RequestKind::Seed,
             View::Lineage { .. } => RequestKind::Lineage,
             View::Entity(_) => RequestKind::Entity,
         }
@@ -99,6 +110,8 @@ impl Request {
             Request::View(view) => view.kind(),
             Request::Recall(_) => RequestKind::Recall,
             Request::Changes => RequestKind::Changes,
+            Request::LoadHistory => RequestKind::History,
+            Request::SaveQuery(_) => RequestKind::SaveQuery,
         }
     }
 }
@@ -112,6 +125,8 @@ pub enum CallError {
     Query(#[from] QueryError),
     #[error("the store is not open")]
     NotOpen,
+    #[error(transparent)]
+    History(#[from] super::history_file::HistoryError),
     #[error("the {kind} call ended abnormally: {source}")]
     Aborted {
         kind: RequestKind,
@@ -147,6 +162,7 @@ pub enum Reply {
     Stats(CallResult<StoreSummary>),
     Timeline(CallResult<TimelineRows>),
     Episode(CallResult<Option<EpisodeDetail>>),
+    Seed(CallResult<Option<EpisodeDetail>>),
     Lineage(CallResult<NearestLineage>),
     Entity(CallResult<EntityDetail>),
     /// The response, and the code units of the services each result implicated.
@@ -156,6 +172,8 @@ pub enum Reply {
     Changed(Change),
     /// The recall indexes caught up with the store.
     Indexed(CatchUp),
+    History(CallResult<Vec<String>>),
+    QuerySaved(CallResult<()>),
 }
 
 impl Reply {
@@ -165,10 +183,13 @@ impl Reply {
             Reply::Stats(_) => RequestKind::Stats,
             Reply::Timeline(_) => RequestKind::Timeline,
             Reply::Episode(_) => RequestKind::Episode,
+            Reply::Seed(_) => RequestKind::Seed,
             Reply::Lineage(_) => RequestKind::Lineage,
             Reply::Entity(_) => RequestKind::Entity,
             Reply::Recall(..) => RequestKind::Recall,
             Reply::Changes(_) => RequestKind::Changes,
+            Reply::History(_) => RequestKind::History,
+            Reply::QuerySaved(_) => RequestKind::SaveQuery,
             Reply::Opened { .. }
             | Reply::OpenFailed(_)
             | Reply::Progress(_)
@@ -197,6 +218,7 @@ impl Reply {
             Request::View(View::Stats) => Reply::Stats(Err(error)),
             Request::View(View::Timeline { .. }) => Reply::Timeline(Err(error)),
             Request::View(View::Episode(_)) => Reply::Episode(Err(error)),
+            Request::View(View::Seed(_)) => Reply::Seed(Err(error)),
             Request::View(View::Lineage { .. }) => Reply::Lineage(Err(error)),
             Request::View(View::Entity(_)) => Reply::Entity(Err(error)),
             Request::Recall(r) => Reply::Recall(
@@ -204,6 +226,8 @@ impl Reply {
                 HashMap::new(),
             ),
             Request::Changes => Reply::Changes(Err(error)),
+            Request::LoadHistory => Reply::History(Err(error)),
+            Request::SaveQuery(_) => Reply::QuerySaved(Err(error)),
         }
     }
 }
