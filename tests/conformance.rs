@@ -13,7 +13,7 @@ use strata::embed::HashEmbedder;
 use strata::model::{AsOf, EntityKey, FactState};
 use strata::query::lineage;
 use strata::recall::{
-    FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
+    FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions, StalePolicy,
 };
 use strata::store::{MemoryStore, TimelineQuery};
 
@@ -438,11 +438,17 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
         ),
     ];
     for (text, entities) in queries {
-        for (legs, fusion) in [
-            (LegSet::ALL, FusionPolicy::Weighted),
-            (LegSet::ALL, FusionPolicy::Rrf),
-            (LegSet::ALL, FusionPolicy::Seed),
-            (LegSet::of(&[Leg::Graph]), FusionPolicy::Rrf),
+        for (legs, fusion, stale) in [
+            (LegSet::ALL, FusionPolicy::Adaptive, StalePolicy::Mark),
+            (LegSet::ALL, FusionPolicy::Adaptive, StalePolicy::Follow),
+            (LegSet::ALL, FusionPolicy::Weighted, StalePolicy::Keep),
+            (LegSet::ALL, FusionPolicy::Rrf, StalePolicy::Mark),
+            (LegSet::ALL, FusionPolicy::Seed, StalePolicy::Mark),
+            (
+                LegSet::of(&[Leg::Graph]),
+                FusionPolicy::Rrf,
+                StalePolicy::Follow,
+            ),
         ] {
             for at in ["2026-12-01T00:00:00Z", "2026-06-01T00:00:00Z"] {
                 let mut engine_timeout = stack.engine.timeout;
@@ -456,7 +462,7 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
                     k: 10,
                     legs,
                     fusion,
-                    stale: Default::default(),
+                    stale,
                 }));
                 for leg in legs.legs() {
                     assert_eq!(
@@ -469,17 +475,35 @@ fn recall_transcript(store: Arc<dyn MemoryStore>, dir: &std::path::Path) -> Stri
                 let rows: Vec<String> = r
                     .results
                     .iter()
-                    .map(|x| format!("{} {:?} {:.6}", x.fingerprint, x.per_leg, x.rrf_score))
+                    .map(|x| {
+                        format!(
+                            "{} {:?} {:.6} resolved by {:?} superseded by {:?} now {:?} follows {:?}",
+                            x.fingerprint,
+                            x.per_leg,
+                            x.rrf_score,
+                            x.resolved_by,
+                            x.superseded_by,
+                            x.current_successor,
+                            x.follows
+                        )
+                    })
                     .collect();
                 writeln!(
                     out,
-                    "{text} {entities:?} {at} {fusion:?}: {rows:#?} graph={:?}",
-                    r.legs.graph.note
+                    "{text} {entities:?} {at} {fusion:?} {stale:?}: {rows:#?} graph={:?} \
+                     confidence={:?}\nbrief:\n{}",
+                    r.legs.graph.note,
+                    Leg::ALL.map(|l| r.legs.get(l).confidence.as_ref().map(|c| c.value)),
+                    r.brief
                 )
                 .unwrap();
             }
         }
     }
+    assert!(
+        out.contains("superseded by Some([Superseded {") && out.contains("follows Some("),
+        "the transcript covers superseded results and successors placed by follow"
+    );
     out
 }
 

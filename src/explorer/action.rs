@@ -193,6 +193,11 @@ pub enum ActionName {
     )]
     RecallFusion,
     #[strum(
+        serialize = "recall.successor",
+        message = "select the fix that holds now: the current successor of the recalled episode"
+    )]
+    RecallSuccessor,
+    #[strum(
         serialize = "recall.query",
         message = "set the recall query and run it",
         props(argument = "TEXT")
@@ -351,6 +356,7 @@ impl ActionName {
             N::RecallBm25 => Action::RecallToggle(Leg::Bm25),
             N::RecallGraph => Action::RecallToggle(Leg::Graph),
             N::RecallFusion => Action::RecallFusion,
+            N::RecallSuccessor => Action::RecallSuccessor,
             N::RecallQuery => Action::RecallQuery(arg.to_string()),
             N::HistoryPrev => Action::HistoryPrev,
             N::HistoryNext => Action::HistoryNext,
@@ -427,6 +433,7 @@ pub enum Action {
     RecallSeed,
     RecallToggle(Leg),
     RecallFusion,
+    RecallSuccessor,
     RecallQuery(String),
     HistoryPrev,
     HistoryNext,
@@ -498,6 +505,7 @@ impl Action {
             Action::RecallToggle(Leg::Bm25) => N::RecallBm25,
             Action::RecallToggle(Leg::Graph) => N::RecallGraph,
             Action::RecallFusion => N::RecallFusion,
+            Action::RecallSuccessor => N::RecallSuccessor,
             Action::RecallQuery(_) => N::RecallQuery,
             Action::HistoryPrev => N::HistoryPrev,
             Action::HistoryNext => N::HistoryNext,

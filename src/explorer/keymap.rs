@@ -123,6 +123,7 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("recall", "b", A::RecallBm25),
         ("recall", "g", A::RecallGraph),
         ("recall", "f", A::RecallFusion),
+        ("recall", "o", A::RecallSuccessor),
         ("entity", "f", A::FilterSelected),
         ("help", "Esc", A::Back),
         ("help", "q", A::Back),

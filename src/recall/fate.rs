@@ -4,12 +4,10 @@
 //! Read in one batch per chain step, never one read per result.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::str::FromStr;
 
 use serde::Serialize;
 
 use super::fusion::{OrderKey, PerLeg};
-use super::leg::ChoiceError;
 use super::response::RecallResult;
 use crate::model::{AsOf, FactEdge, FactState, MemoryEpisode, Relation, Timestamp};
 use crate::store::{MemoryStore, StoreError};
@@ -44,19 +42,6 @@ impl StalePolicy {
             StalePolicy::Keep => "keep",
             StalePolicy::Mark => "mark",
             StalePolicy::Follow => "follow",
-        }
-    }
-}
-
-impl FromStr for StalePolicy {
-    type Err = ChoiceError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim() {
-            "keep" => Ok(StalePolicy::Keep),
-            "mark" => Ok(StalePolicy::Mark),
-            "follow" => Ok(StalePolicy::Follow),
-            other => Err(ChoiceError::UnknownStale(other.to_string())),
         }
     }
 }
@@ -364,5 +349,37 @@ fn successor_result(s: Successor, prior: String) -> RecallResult {
         fingerprint: s.fingerprint,
         summary: s.summary,
         resolution: s.resolution,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fps(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn follow_places_each_successor_right_after_what_it_succeeds() {
+        let successors: HashMap<&str, &str> = [("A", "S"), ("C", "B"), ("D", "A")].into();
+        let placed = follow_order(&fps(&["A", "B", "C", "D", "S"]), |fp| {
+            successors.get(fp).copied()
+        });
+        let order: Vec<&str> = placed.iter().map(|(fp, _)| fp.as_str()).collect();
+        // S moves up behind A; B already ranks above C; A already ranks above D.
+        assert_eq!(order, ["A", "S", "B", "C", "D"]);
+        assert_eq!(placed[1].1.as_deref(), Some("A"));
+        assert!(placed.iter().filter(|(_, by)| by.is_some()).count() == 1);
+        // A successor the ranking lacks is added; one right after stays put, unmarked.
+        let placed = follow_order(&fps(&["A", "X", "S"]), |fp| match fp {
+            "A" => Some("N"),
+            "X" => Some("S"),
+            _ => None,
+        });
+        let order: Vec<&str> = placed.iter().map(|(fp, _)| fp.as_str()).collect();
+        assert_eq!(order, ["A", "N", "X", "S"]);
+        assert_eq!(placed[1].1.as_deref(), Some("A"));
+        assert_eq!(placed[3].1, None);
     }
 }

@@ -66,8 +66,6 @@ pub enum ChoiceError {
     WeightOutOfRange { leg: Leg, weight: f64 },
     #[error("every leg weight is 0; expected at least one above 0")]
     AllWeightsZero,
-    #[error("unknown stale policy {0:?}; expected keep, mark or follow")]
-    UnknownStale(String),
 }
 
 impl FromStr for Leg {

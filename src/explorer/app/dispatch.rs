@@ -93,6 +93,13 @@ impl App {
                 self.panes.recall.next_fusion();
                 self.rerun_recall();
             }
+            Action::RecallSuccessor => match self.panes.recall.successor() {
+                Some(intent) => self.follow(vec![intent]),
+                None => {
+                    self.shared.message =
+                        Some("nothing superseded this result as of the as-of point".into())
+                }
+            },
             Action::RecallQuery(text) => {
                 self.cancel_seed();
                 self.panes.recall.set_query(&text, None);

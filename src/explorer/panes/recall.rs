@@ -110,6 +110,16 @@ impl RecallPane {
         })
     }
 
+    /// Selects the current successor of the result under the cursor, when a later episode
+    /// superseded it as of the recall's point.
+    pub fn successor(&self) -> Option<Intent> {
+        let result = self.response.as_ref()?.results.get(self.cursor.index)?;
+        Some(Intent::Follow {
+            fingerprint: result.current_successor.as_ref()?.fingerprint.clone(),
+            focus: Some(Pane::Facts),
+        })
+    }
+
     pub fn answered(&mut self, response: RecallResponse, files: HashMap<String, Vec<CodeUnit>>) {
         self.running = false;
         self.files = files;
@@ -237,7 +247,11 @@ fn cell(
 ) -> Cell<'static> {
     match column {
         Column::Position => Cell::from(format!("{}", res.position)),
-        Column::Fingerprint => Cell::from(res.fingerprint.clone()),
+        Column::Fingerprint => Cell::from(format!(
+            "{}{}",
+            res.fingerprint,
+            if res.is_superseded() { " ▽" } else { "" }
+        )),
         Column::LegsHit => Cell::from(format!("{}", res.legs_hit)),
         Column::Leg(leg) => Cell::from(match res.per_leg.get(leg) {
             Some(rank) if full => Span::raw(format!("{:>2} {:.4}", rank.rank, rank.contribution)),
@@ -339,7 +353,7 @@ fn render(r: &RecallPane, frame: &mut Frame, app: &App, rect: Rect) {
     let fp_width = response
         .results
         .iter()
-        .map(|r| r.fingerprint.chars().count())
+        .map(|r| r.fingerprint.chars().count() + if r.is_superseded() { 2 } else { 0 })
         .max()
         .unwrap_or(11)
         .clamp(11, usize::from(list.width.saturating_sub(4)).max(11)) as u16;
@@ -374,6 +388,8 @@ fn render(r: &RecallPane, frame: &mut Frame, app: &App, rect: Rect) {
             );
             if i == r.cursor.index {
                 row.style(t.selected(focused))
+            } else if res.is_superseded() {
+                row.style(t.muted())
             } else {
                 row
             }
@@ -404,7 +420,24 @@ fn render(r: &RecallPane, frame: &mut Frame, app: &App, rect: Rect) {
     }
     if let Some(res) = response.results.get(r.cursor.index) {
         let mut lines = explanation(res);
-        if let Some(units) = r.files.get(&res.fingerprint) {
+        if let (Some(s), Some(second)) = (
+            res.superseded_by.as_ref().and_then(|s| s.first()),
+            lines.get_mut(1),
+        ) {
+            let mut fate = format!(" · superseded by {} on {}", s.episode, s.t_invalid.date());
+            if let Some(now) = &res.current_successor {
+                let fix = if now.resolved_by.is_empty() {
+                    now.fingerprint.clone()
+                } else {
+                    now.resolved_by.join(", ")
+                };
+                fate.push_str(&format!(
+                    " · current fix: {fix} (o selects {})",
+                    now.fingerprint
+                ));
+            }
+            second.spans.push(Span::raw(fate));
+        } else if let Some(units) = r.files.get(&res.fingerprint) {
             let files: Vec<String> = units
                 .iter()
                 .map(|u| format!("{}:{}", u.repo, u.path))
@@ -491,6 +524,9 @@ fn explanation(res: &RecallResult) -> Vec<Line<'static>> {
             res.rrf_score,
             parts.join(" + ")
         )),
-        Line::from(format!("{placed} · {} legs hit", res.legs_hit)),
+        Line::from(match &res.follows {
+            Some(prior) => format!("placed after {prior}: the fix that holds now"),
+            None => format!("{placed} · {} legs hit", res.legs_hit),
+        }),
     ]
 }
