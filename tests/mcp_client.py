@@ -65,7 +65,7 @@ async def scenario(client):
         "code",
     }, sorted(tools)
     recall_props = set(tools["recall"].input_schema["properties"])
-    assert recall_props == {"query", "entities", "k", "valid_at", "known_at", "legs", "fusion"}, recall_props
+    assert recall_props == {"query", "entities", "k", "valid_at", "known_at", "legs", "fusion", "stale"}, recall_props
     assert tools["recall"].input_schema["required"] == ["query"]
     record = tools["record_incident"].input_schema
     for field in ("incident_fingerprint", "summary_nl", "resolution_nl", "concluded_at", "supersedes", "skills", "code_units"):
@@ -76,7 +76,9 @@ async def scenario(client):
     # Each answer's schema is the one of the type the CLI's --json prints.
     for name, tool in tools.items():
         assert tool.output_schema and tool.output_schema.get("type") == "object", name
-    assert {"query", "legs", "results", "skills", "latency_ms"} <= set(tools["recall"].output_schema["properties"])
+    assert {"query", "legs", "results", "skills", "brief", "weights", "stale", "latency_ms"} <= set(
+        tools["recall"].output_schema["properties"]
+    )
     assert {"episode", "facts"} <= set(tools["facts"].output_schema["properties"])
     assert {"new_episodes", "unchanged_episodes"} <= set(tools["record_incident"].output_schema["properties"])
     assert tools["recall"].annotations.read_only_hint is True
@@ -113,6 +115,27 @@ async def scenario(client):
         assert after["legs"][leg]["latency_ms"] >= 0
     top = next(r for r in after["results"] if r["fingerprint"] == "INC-B")
     assert top["rrf_score"] > 0 and top["legs_hit"] >= 1, top
+    # Each leg says how sure it was and the weight it counted with; each rank its weight.
+    for leg in ("semantic", "bm25", "graph"):
+        assert 0 <= after["legs"][leg]["confidence"]["value"] <= 1, after["legs"][leg]
+        assert after["legs"][leg]["weight"] >= 0
+    assert after["fusion"] == "adaptive" and after["stale"] == "mark"
+    for r in after["results"]:
+        for rank in filter(None, r["per_leg"].values()):
+            assert abs(rank["contribution"] - rank["weight"] / (60 + rank["rank"])) < 1e-12, rank
+    # What still holds: INC-B superseded INC-A's fix, as known now, not before.
+    old = next((r for r in after["results"] if r["fingerprint"] == "INC-A"), None)
+    if old is not None:
+        assert old["superseded_by"][0]["episode"] == "INC-B", old
+        assert old["current_successor"]["fingerprint"] == "INC-B", old
+    assert "superseded" in after["brief"] and "INC-B" in after["brief"], after["brief"]
+    was = next(r for r in before["results"] if r["fingerprint"] == "INC-A")
+    assert was["superseded_by"] == [] and "current_successor" not in was, was
+    assert "superseded" not in before["brief"], before["brief"]
+    shadow = structured(await client.call_tool("recall", dict(query, stale="follow")))
+    order = fingerprints(shadow)
+    if "INC-A" in order and order.index("INC-A") + 1 < len(order):
+        assert order.index("INC-B") <= order.index("INC-A") + 1, order
 
     # INC-A's fact about pool-size-32 as known before INC-B, and after.
     def pool_fact(report):

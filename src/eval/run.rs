@@ -270,6 +270,7 @@ fn trace_of(
             .position(|fp| label.expected.contains(fp))
             .map(|i| i + 1)
     };
+    let adaptive = run.weights(LegSet::ALL, FusionPolicy::Adaptive, &engine.weights);
     let legs = Leg::ALL
         .iter()
         .map(|leg| {
@@ -282,15 +283,7 @@ fn trace_of(
                 rank: hits.and_then(|h| first_expected(&h.fingerprints)),
                 confidence: confidence.map(|c| c.value),
                 evidence: confidence.map(|c| c.describe()).unwrap_or_default(),
-                adaptive_weight: if hits.is_some() {
-                    FusionPolicy::Adaptive.leg_weight(
-                        *leg,
-                        &engine.weights,
-                        confidence.map(|c| c.value),
-                    )
-                } else {
-                    0.0
-                },
+                adaptive_weight: adaptive[leg.index()],
                 ranked: hits.map_or_else(Vec::new, |h| {
                     h.fingerprints
                         .iter()

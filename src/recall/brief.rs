@@ -1,12 +1,12 @@
 //! The brief: the top results in a line each, for an agent that reads text, e.g.
 //! `INC-0274 (2026-09-24) Grafana SSO broken after a caddy route change; fixed by
 //! change:pr-5059; its config_key:… fix was superseded 2026-10-29 by INC-0289
-//! (change:pr-5178), which holds now.` Redacted piece by piece, bounded, deterministic.
+//! (change:pr-5178), which holds now.` Bounded and deterministic; like every other text recall
+//! answers with, it is redacted where it leaves Strata (the CLI's output, the MCP answer).
 
 use super::fate::StalePolicy;
 use super::response::RecallResult;
 use crate::model::FactState;
-use crate::redact::redact;
 
 /// The brief's default bound, in characters.
 pub const DEFAULT_CHARS: usize = 1200;
@@ -84,7 +84,7 @@ fn line(r: &RecallResult, stale: StalePolicy) -> String {
         }
     }
     out.push('.');
-    redact(&out).into_owned()
+    out
 }
 
 fn successor_fixes(fixes: &[String]) -> String {

@@ -58,6 +58,7 @@ impl LegRun {
         concluded_at: &HashMap<String, Timestamp>,
         k: usize,
     ) -> Vec<Fused> {
+        let counted = self.weights(legs, policy, weights);
         let lists: Vec<Ranking> = self
             .rankings
             .iter()
@@ -66,14 +67,28 @@ impl LegRun {
                 leg: *leg,
                 fingerprints: hits.fingerprints.clone(),
                 scores: hits.scores.clone(),
-                weight: policy.leg_weight(
-                    *leg,
-                    weights,
-                    self.reports.get(*leg).confidence.as_ref().map(|c| c.value),
-                ),
+                weight: counted[leg.index()],
             })
             .collect();
         fusion::rrf(&lists, concluded_at, policy, k)
+    }
+
+    /// The weight each leg of `legs` that answered counts with under `policy` (0 for the
+    /// others), indexed by [`Leg::index`]. Adaptive weights are scaled so the surest leg counts
+    /// 1: only their ratios order the results.
+    pub fn weights(&self, legs: LegSet, policy: FusionPolicy, weights: &LegWeights) -> [f64; 3] {
+        let mut out = [0.0; 3];
+        for (leg, _) in self.rankings.iter().filter(|(leg, _)| legs.contains(*leg)) {
+            let confidence = self.reports.get(*leg).confidence.as_ref().map(|c| c.value);
+            out[leg.index()] = policy.leg_weight(*leg, weights, confidence);
+        }
+        let top = out.iter().copied().fold(0.0, f64::max);
+        if policy == FusionPolicy::Adaptive && top > 0.0 {
+            for w in &mut out {
+                *w /= top;
+            }
+        }
+        out
     }
 }
 
@@ -165,17 +180,11 @@ impl RecallEngine {
             &concluded,
             request.k,
         );
+        let counted = run.weights(request.legs, request.fusion, &self.weights);
         for leg in Leg::ALL {
-            let report = run.reports.get_mut(leg);
-            if report.status == LegStatus::Ok && request.legs.contains(leg) {
-                report.weight = request.fusion.leg_weight(
-                    leg,
-                    &self.weights,
-                    report.confidence.as_ref().map(|c| c.value),
-                );
-            }
+            run.reports.get_mut(leg).weight = counted[leg.index()];
         }
-        let mut results = fused
+        let results = fused
             .into_iter()
             .map(|f| {
                 let episode = episodes.get(&f.fingerprint).and_then(Option::as_ref);
@@ -196,8 +205,7 @@ impl RecallEngine {
                 }
             })
             .collect::<Vec<_>>();
-        self.settle_fates(&mut results, &episodes, request).await;
-        let skills = self.suggest_skills(&results, request.as_of).await;
+        let (results, skills) = self.settle(results, &episodes, request).await;
         let brief = brief::render(&results, request.stale, self.brief_chars);
         let response = RecallResponse {
             query: request.text.clone(),
@@ -222,52 +230,67 @@ impl RecallEngine {
         }
     }
 
-    /// Fills in what became of each result's fix as of the request's (V, K), in a few batched
-    /// reads under the leg deadline, and under [`StalePolicy::Follow`] places each superseded
-    /// result's current successor directly after it. A slow or failing store leaves the
-    /// results as fused, without fates, and says so in the log.
-    async fn settle_fates(
+    /// What became of each result's fix as of the request's (V, K), the `follow` stale policy,
+    /// and the skills the results suggest: the results' facts are read once, in one batch, for
+    /// both, in one blocking task under the leg deadline. A slow or failing store leaves the
+    /// results as fused and suggests nothing, and says so in the log.
+    async fn settle(
         &self,
-        results: &mut Vec<RecallResult>,
+        results: Vec<RecallResult>,
         episodes: &HashMap<String, Option<MemoryEpisode>>,
         request: &RecallRequest,
-    ) {
+    ) -> (Vec<RecallResult>, Vec<SkillSuggestion>) {
         let found: Vec<MemoryEpisode> = results
             .iter()
             .filter_map(|r| episodes.get(&r.fingerprint).cloned().flatten())
             .collect();
         if found.is_empty() {
-            return;
+            return (results, Vec::new());
         }
         let store = self.store.clone();
-        let as_of = request.as_of;
+        let (as_of, stale, k) = (request.as_of, request.stale, request.k);
+        let fused = results.clone();
         let work = tokio::task::spawn_blocking(move || {
+            let mut results = results;
+            let fps: Vec<String> = found
+                .iter()
+                .map(|e| e.incident_fingerprint.clone())
+                .collect();
+            let facts = store.facts_of_episodes(&fps)?;
             let refs: Vec<&MemoryEpisode> = found.iter().collect();
-            fate::fates(store.as_ref(), &refs, &as_of)
+            let mut fates = fate::fates(store.as_ref(), &refs, &facts, &as_of)?;
+            for r in results.iter_mut() {
+                let Some(fate) = fates.remove(&r.fingerprint) else {
+                    continue;
+                };
+                r.resolved_by = fate.resolved_by;
+                if stale != StalePolicy::Keep {
+                    r.superseded_by = Some(fate.superseded_by);
+                    r.current_successor = fate.current_successor;
+                }
+            }
+            if stale == StalePolicy::Follow {
+                fate::follow(&mut results, k);
+            }
+            let skills = match store.skills() {
+                Ok(versions) => suggest_skills(&versions, &results, &facts, as_of),
+                Err(e) => {
+                    tracing::warn!(error = %e, "skill suggestions unavailable");
+                    Vec::new()
+                }
+            };
+            Ok::<_, StoreError>((results, skills))
         });
-        let mut fates = match tokio::time::timeout(self.timeout, work).await {
-            Ok(Ok(Ok(fates))) => fates,
+        match tokio::time::timeout(self.timeout, work).await {
+            Ok(Ok(Ok(settled))) => settled,
             Ok(Ok(Err(e))) => {
                 tracing::warn!(error = %e, "what became of the results' fixes is unavailable");
-                return;
+                (fused, Vec::new())
             }
             _ => {
                 tracing::warn!("what became of the results' fixes did not arrive in time");
-                return;
+                (fused, Vec::new())
             }
-        };
-        for r in results.iter_mut() {
-            let Some(fate) = fates.remove(&r.fingerprint) else {
-                continue;
-            };
-            r.resolved_by = fate.resolved_by;
-            if request.stale != StalePolicy::Keep {
-                r.superseded_by = Some(fate.superseded_by);
-                r.current_successor = fate.current_successor;
-            }
-        }
-        if request.stale == StalePolicy::Follow {
-            fate::follow(results, request.k);
         }
     }
 
@@ -281,8 +304,9 @@ impl RecallEngine {
         let store = self.store.clone();
         let work = tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
             let episodes = store.episodes(&fingerprints)?;
+            let facts = store.facts_of_episodes(&fingerprints)?;
             let refs: Vec<&MemoryEpisode> = episodes.iter().collect();
-            Ok(fate::fates(store.as_ref(), &refs, &as_of)?
+            Ok(fate::fates(store.as_ref(), &refs, &facts, &as_of)?
                 .into_iter()
                 .filter_map(|(fp, f)| f.current_successor.map(|s| (fp, s.fingerprint)))
                 .collect())
@@ -416,68 +440,56 @@ impl RecallEngine {
             }
         }
     }
+}
 
-    /// Skills current at K whose trigger entities the results' valid facts share, most
-    /// results first. Under the leg deadline: a slow store costs the suggestions, not recall.
-    async fn suggest_skills(&self, results: &[RecallResult], as_of: AsOf) -> Vec<SkillSuggestion> {
-        let store = self.store.clone();
-        let hits: Vec<(usize, String)> = results
-            .iter()
-            .map(|r| (r.position, r.fingerprint.clone()))
-            .collect();
-        let work =
-            tokio::task::spawn_blocking(move || -> Result<Vec<SkillSuggestion>, StoreError> {
-                let versions = store.skills()?;
-                if versions.is_empty() {
-                    return Ok(Vec::new());
+/// Skills current at K whose trigger entities the results' facts valid at (V, K) share, most
+/// matches first. `facts`: the results' facts, as read for their fates.
+fn suggest_skills(
+    versions: &[crate::learning::Skill],
+    results: &[RecallResult],
+    facts: &[crate::model::FactEdge],
+    as_of: AsOf,
+) -> Vec<SkillSuggestion> {
+    if versions.is_empty() {
+        return Vec::new();
+    }
+    let skills = skill::current(versions, as_of.known_at);
+    let mut valid: HashMap<&str, Vec<EntityKey>> = HashMap::new();
+    for f in facts.iter().filter(|f| as_of.fact_valid(f)) {
+        valid
+            .entry(f.episode.as_str())
+            .or_default()
+            .push(f.entity.clone());
+    }
+    let mut by_name: BTreeMap<String, SkillSuggestion> = BTreeMap::new();
+    for r in results {
+        let Some(entities) = valid.get(r.fingerprint.as_str()) else {
+            continue;
+        };
+        for (s, shared) in skill::matching(&skills, entities) {
+            let entry = by_name
+                .entry(s.name.clone())
+                .or_insert_with(|| SkillSuggestion {
+                    name: s.name.clone(),
+                    version: s.version,
+                    steps: s.steps.len(),
+                    applied: s.applied,
+                    succeeded: s.succeeded,
+                    shared: Vec::new(),
+                    results: Vec::new(),
+                    matches: 0,
+                });
+            entry.results.push(r.position);
+            entry.matches += shared.len();
+            for e in shared {
+                let e = e.flag_form();
+                if !entry.shared.contains(&e) {
+                    entry.shared.push(e);
                 }
-                let skills = skill::current(&versions, as_of.known_at);
-                let mut by_name: BTreeMap<String, SkillSuggestion> = BTreeMap::new();
-                for (position, fp) in hits {
-                    let entities: Vec<EntityKey> = store
-                        .facts(&fp)?
-                        .into_iter()
-                        .filter(|f| as_of.fact_valid(f))
-                        .map(|f| f.entity)
-                        .collect();
-                    for (s, shared) in skill::matching(&skills, &entities) {
-                        let entry =
-                            by_name
-                                .entry(s.name.clone())
-                                .or_insert_with(|| SkillSuggestion {
-                                    name: s.name.clone(),
-                                    version: s.version,
-                                    steps: s.steps.len(),
-                                    applied: s.applied,
-                                    succeeded: s.succeeded,
-                                    shared: Vec::new(),
-                                    results: Vec::new(),
-                                    matches: 0,
-                                });
-                        entry.results.push(position);
-                        entry.matches += shared.len();
-                        for e in shared {
-                            let e = e.flag_form();
-                            if !entry.shared.contains(&e) {
-                                entry.shared.push(e);
-                            }
-                        }
-                    }
-                }
-                let mut out: Vec<SkillSuggestion> = by_name.into_values().collect();
-                out.sort_by(|a, b| b.matches.cmp(&a.matches).then_with(|| a.name.cmp(&b.name)));
-                Ok(out)
-            });
-        match tokio::time::timeout(self.timeout, work).await {
-            Ok(Ok(Ok(found))) => found,
-            Ok(Ok(Err(e))) => {
-                tracing::warn!(error = %e, "skill suggestions unavailable");
-                Vec::new()
-            }
-            _ => {
-                tracing::warn!("skill suggestions did not arrive in time");
-                Vec::new()
             }
         }
     }
+    let mut out: Vec<SkillSuggestion> = by_name.into_values().collect();
+    out.sort_by(|a, b| b.matches.cmp(&a.matches).then_with(|| a.name.cmp(&b.name)));
+    out
 }

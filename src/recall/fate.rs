@@ -96,6 +96,18 @@ pub struct Fate {
 /// Chains longer than this are cut (a loop written by another program cannot hang recall).
 const MAX_STEPS: usize = 32;
 
+/// The entities each episode was resolved by, valid at (V, K), from its facts.
+fn note_resolvers(resolvers: &mut HashMap<String, Vec<String>>, facts: &[FactEdge], as_of: &AsOf) {
+    for f in facts {
+        if f.relation == Relation::ResolvedBy && as_of.fact_valid(f) {
+            resolvers
+                .entry(f.episode.clone())
+                .or_default()
+                .push(f.entity.flag_form());
+        }
+    }
+}
+
 /// A fact a later episode closed, as known at (V, K).
 fn is_closed(f: &FactEdge, as_of: &AsOf) -> bool {
     f.superseded_by.is_some() && as_of.fact_state(f) == FactState::Invalidated
@@ -106,31 +118,38 @@ fn closed<'a>(facts: &'a [FactEdge], as_of: &AsOf) -> impl Iterator<Item = &'a F
     facts.iter().filter(move |f| is_closed(f, as_of))
 }
 
-/// The fate of each of `episodes` as of `as_of`: one read of their facts, then one read of
-/// facts and one of episodes per step along the supersession chains.
+/// The fate of each of `episodes` as of `as_of`, from their `facts` (every fact of theirs, as
+/// read in one batch) and one read of facts and one of episodes per step along the
+/// supersession chains.
 pub fn fates(
     store: &dyn MemoryStore,
     episodes: &[&MemoryEpisode],
+    facts: &[FactEdge],
     as_of: &AsOf,
 ) -> Result<HashMap<String, Fate>, StoreError> {
     let fps: Vec<String> = episodes
         .iter()
         .map(|e| e.incident_fingerprint.clone())
         .collect();
-    let facts = store.facts_of_episodes(&fps)?;
     let mut by_episode: HashMap<&str, Vec<&FactEdge>> = HashMap::new();
-    for f in &facts {
+    for f in facts {
         by_episode.entry(f.episode.as_str()).or_default().push(f);
     }
     // Successors of each episode of the chain, stepped one level at a time.
     let mut next: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for f in closed(&facts, as_of) {
+    for f in closed(facts, as_of) {
         if let Some(by) = &f.superseded_by {
             next.entry(f.episode.clone()).or_default().push(by.clone());
         }
     }
-    let mut known: HashMap<String, MemoryEpisode> = HashMap::new();
+    // The episodes themselves can succeed one another: they start out read.
+    let mut known: HashMap<String, MemoryEpisode> = episodes
+        .iter()
+        .filter(|e| as_of.knows(e.ingested_at))
+        .map(|e| (e.incident_fingerprint.clone(), (*e).clone()))
+        .collect();
     let mut resolvers: HashMap<String, Vec<String>> = HashMap::new();
+    note_resolvers(&mut resolvers, facts, as_of);
     let mut frontier: Vec<String> = next.values().flatten().cloned().collect();
     let mut seen: HashSet<String> = fps.iter().cloned().collect();
     for _ in 0..MAX_STEPS {
@@ -146,14 +165,7 @@ pub fn fates(
             }
         }
         let step = store.facts_of_episodes(&frontier)?;
-        for f in &step {
-            if f.relation == Relation::ResolvedBy && as_of.fact_valid(f) {
-                resolvers
-                    .entry(f.episode.clone())
-                    .or_default()
-                    .push(f.entity.flag_form());
-            }
-        }
+        note_resolvers(&mut resolvers, &step, as_of);
         frontier.clear();
         for f in closed(&step, as_of) {
             if let Some(by) = &f.superseded_by {
