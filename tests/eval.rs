@@ -28,7 +28,16 @@ fn eval_reports_every_combination_and_gates_on_ac1() {
     assert_eq!(demo["name"], "demo");
     assert_eq!(demo["queries"], 9);
     let rows = demo["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 28, "7 leg combinations x 4 fusion policies");
+    assert_eq!(
+        rows.len(),
+        32,
+        "7 leg combinations x 4 fusion policies, and the 4 with every leg under stale follow"
+    );
+    assert_eq!(
+        rows.iter().filter(|r| r["stale"] == "follow").count(),
+        4,
+        "{rows:?}"
+    );
     for r in rows {
         for m in ["ac1", "ac3", "mrr", "ndcg10"] {
             let v = r[m].as_f64().unwrap();
