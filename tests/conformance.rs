@@ -84,7 +84,7 @@ fn transcript(store: &dyn MemoryStore) -> String {
     }
     // The timeline's batch read of supersession marks agrees with the edges one by one.
     let fps: Vec<String> = all.iter().map(|e| e.incident_fingerprint.clone()).collect();
-    let marks = store.supersession_marks(&fps).unwrap();
+    let marks = store.supersession_marks(&fps, None).unwrap();
     for (fp, mark) in fps.iter().zip(&marks) {
         let one_by_one = (
             !store.supersedes(fp).unwrap().is_empty(),
@@ -93,6 +93,20 @@ fn transcript(store: &dyn MemoryStore) -> String {
         assert_eq!(*mark, one_by_one, "{fp}");
     }
     writeln!(out, "marks {marks:?}").unwrap();
+    // As known at K, only the lineage recorded by then marks a row.
+    for k in ["2026-06-01T00:00:00Z", "2026-10-29T12:43:00Z"] {
+        let k = ts(k);
+        let marks = store.supersession_marks(&fps, Some(k)).unwrap();
+        for (fp, mark) in fps.iter().zip(&marks) {
+            let known = |s: &strata::model::Supersession| s.ingested_at <= k;
+            let one_by_one = (
+                store.supersedes(fp).unwrap().iter().any(known),
+                store.superseded_by(fp).unwrap().iter().any(known),
+            );
+            assert_eq!(*mark, one_by_one, "{fp} at {k}");
+        }
+        writeln!(out, "marks at {k} {marks:?}").unwrap();
+    }
     for entity in store.entities().unwrap() {
         writeln!(out, "entity {entity}").unwrap();
         for f in store.entity_facts(&entity).unwrap() {

@@ -93,16 +93,17 @@ pub fn summary(store: &dyn MemoryStore) -> Result<StoreSummary, StoreError> {
 }
 
 /// Timeline rows for these episodes, in their order: the supersession marks of the whole
-/// page come from one batch read.
+/// page, as known at `known_at` (`None`: now), come from one batch read.
 fn rows(
     store: &dyn MemoryStore,
     episodes: Vec<MemoryEpisode>,
+    known_at: Option<Timestamp>,
 ) -> Result<Vec<TimelineRow>, StoreError> {
     let fps: Vec<String> = episodes
         .iter()
         .map(|e| e.incident_fingerprint.clone())
         .collect();
-    let marks = store.supersession_marks(&fps)?;
+    let marks = store.supersession_marks(&fps, known_at)?;
     Ok(episodes
         .into_iter()
         .zip(marks)
@@ -154,7 +155,7 @@ pub fn timeline(
         })?;
         return Ok(TimelineRows {
             offset,
-            rows: rows(store, episodes)?,
+            rows: rows(store, episodes, None)?,
             total,
         });
     }
@@ -232,7 +233,7 @@ pub fn timeline(
     Ok(TimelineRows {
         offset,
         total: list.fingerprints.len(),
-        rows: rows(store, episodes)?,
+        rows: rows(store, episodes, known_at)?,
     })
 }
 

@@ -165,14 +165,19 @@ pub trait MemoryStore: Send + Sync {
     }
 
     /// For each fingerprint, in order: whether it superseded an earlier episode, and whether
-    /// a later one superseded it.
-    fn supersession_marks(&self, fingerprints: &[String]) -> Result<Vec<(bool, bool)>, StoreError> {
+    /// a later one superseded it, by lineage edges recorded by `known_at` (`None`: any).
+    fn supersession_marks(
+        &self,
+        fingerprints: &[String],
+        known_at: Option<Timestamp>,
+    ) -> Result<Vec<(bool, bool)>, StoreError> {
+        let known = |s: &Supersession| known_at.is_none_or(|k| s.ingested_at <= k);
         fingerprints
             .iter()
             .map(|fp| {
                 Ok((
-                    !self.supersedes(fp)?.is_empty(),
-                    !self.superseded_by(fp)?.is_empty(),
+                    self.supersedes(fp)?.iter().any(known),
+                    self.superseded_by(fp)?.iter().any(known),
                 ))
             })
             .collect()

@@ -152,12 +152,15 @@ pub const SUPERSEDES_OF_EPISODES: &str = concat!(
     lineage_columns!()
 );
 
-/// For each of these fingerprints: how many lineage edges it wrote (it superseded an earlier
-/// episode), and how many name it as the prior (a later episode superseded it).
+/// For each of these fingerprints: how many lineage edges recorded by `$K` it wrote (it
+/// superseded an earlier episode), and how many name it as the prior (a later episode
+/// superseded it).
 pub const SUPERSESSION_MARKS: &str = "UNWIND $keys AS fp \
      OPTIONAL MATCH (:MemoryEpisode {incident_fingerprint: fp})-[w:SUPERSEDES]->(:MemoryEpisode) \
+     WHERE w.ingested_at <= $K \
      WITH fp, count(w) AS writes \
      OPTIONAL MATCH (:MemoryEpisode)-[p:SUPERSEDES]->(:MemoryEpisode {incident_fingerprint: fp}) \
+     WHERE p.ingested_at <= $K \
      RETURN fp, writes, count(p)";
 
 pub const SUPERSEDED_BY: &str = concat!(

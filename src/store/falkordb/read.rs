@@ -278,14 +278,26 @@ impl MemoryStore for FalkorStore {
         self.supersedes_of(&[fingerprint.to_string()])
     }
 
-    fn supersession_marks(&self, fingerprints: &[String]) -> Result<Vec<(bool, bool)>, StoreError> {
-        let marks: HashMap<String, (bool, bool)> = self
-            .for_keys(cypher::SUPERSESSION_MARKS, fingerprints, |r| {
-                Ok((r.string(0)?, (r.int(1)? > 0, r.int(2)? > 0)))
-            })?
+    fn supersession_marks(
+        &self,
+        fps: &[String],
+        known_at: Option<Timestamp>,
+    ) -> Result<Vec<(bool, bool)>, StoreError> {
+        let marks: HashMap<String, (bool, bool)> = if fps.is_empty() {
+            HashMap::new()
+        } else {
+            self.query(
+                cypher::SUPERSESSION_MARKS,
+                &[
+                    ("keys", fingerprints(fps.iter().cloned())),
+                    ("K", Param::Int(known_at.unwrap_or(Timestamp::MAX).millis())),
+                ],
+            )?
+            .decode(|r| Ok((r.string(0)?, (r.int(1)? > 0, r.int(2)? > 0))))?
             .into_iter()
-            .collect();
-        Ok(fingerprints
+            .collect()
+        };
+        Ok(fps
             .iter()
             .map(|fp| marks.get(fp).copied().unwrap_or_default())
             .collect())
