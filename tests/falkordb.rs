@@ -317,7 +317,7 @@ fn headless_runs_over_a_falkordb_store() {
     let script = dir.path().join("tour.tape");
     std::fs::write(
         &script,
-        "WaitIdle\nExpect \"INC-0300\"\nExpect \"FalkorDB\"\nAction recall.query pgbouncer pool exhausted, postgres refusing connections\nWaitIdle\nExpect \"FalkorDB ● ok\"\nExpect \"[x] bm25 (b) ok 50 hits\"\nExpect \"1   INC-0276    3\"\nSnapshot recall\n",
+        "WaitIdle\nExpect \"INC-0300\"\nExpect \"FalkorDB\"\nAction recall.query pgbouncer pool exhausted, postgres refusing connections\nWaitIdle\nExpect \"FalkorDB ● ok\"\nExpect \"[x] semantic (s) ok 50 hits\"\nExpect \"10  INC-0276 ▽  2     9     1\"\nSnapshot recall\n",
     )
     .unwrap();
     let out = strata(
