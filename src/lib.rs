@@ -1,5 +1,6 @@
 //! Strata: the bi-temporal memory of an incident-response agent, and the tools to explore it.
 
+pub mod caught;
 pub mod client_runtime;
 pub mod config;
 pub mod demo;

@@ -8,9 +8,18 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
-    if let Err(e) = color_eyre::install() {
+    // A damaged store or index file says so and exits, instead of ending by a signal.
+    strata::lmdb::fatal::install();
+    // Colours only where stderr is a terminal: a log or a pipe gets plain text.
+    let hooks = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        color_eyre::config::HookBuilder::default()
+    } else {
+        color_eyre::config::HookBuilder::default().theme(color_eyre::config::Theme::new())
+    };
+    if let Err(e) = hooks.install() {
         eprintln!("warning: cannot install error hooks: {e}");
     }
+    strata::caught::quiet_caught_panics();
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         // Help and version go to stdout as clap prints them.

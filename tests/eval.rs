@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use strata::eval::postmortem_labels;
-use strata::import::postmortems::{KnowledgeTime, convert_dir};
+use strata::import::postmortems::{LearnedAt, convert_dir};
 
 /// `strata --embedder hash ARGS…` on `data`, which must succeed, and the JSON it printed.
 fn json_of(data: &std::path::Path, args: &[&str]) -> Value {
@@ -106,7 +106,7 @@ fn eval_reports_every_combination_and_gates_on_ac1() {
 fn postmortem_labels_follow_the_documented_rule() {
     let converted = convert_dir(
         &shared_dir().join("data/postmortems"),
-        KnowledgeTime::AfterConclusion(86_400_000),
+        LearnedAt::AfterConclusion(86_400_000),
     )
     .unwrap();
     let labels = postmortem_labels(&converted.batch);

@@ -17,6 +17,9 @@ use strata::recall::{
 use strata::store::falkordb::{FalkorStore, FalkorUrl};
 use strata::store::{MemoryStore, TimelineQuery};
 
+/// Legs' success is asserted, not timed: recall here waits generously.
+const GENEROUS: Duration = Duration::from_secs(30);
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -121,7 +124,7 @@ fn a_graph_written_by_another_program_reads_as_is() {
 
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn MemoryStore> = Arc::new(store);
-    let stack = RecallStack::open(
+    let mut stack = RecallStack::open(
         store,
         Ok(Arc::new(HashEmbedder::default())),
         &StackOptions {
@@ -132,6 +135,7 @@ fn a_graph_written_by_another_program_reads_as_is() {
         },
         &mut |_, _| {},
     );
+    stack.engine.timeout = GENEROUS;
     let r = runtime().block_on(stack.engine.recall(&request(
         "disk full",
         &["host:db-1"],
@@ -154,7 +158,7 @@ fn the_graphs_vector_index_serves_the_semantic_leg() {
     strata::demo::seed(store.as_ref()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let open = |location: VectorLocation, sub: &str| {
-        RecallStack::open(
+        let mut stack = RecallStack::open(
             store.clone(),
             Ok(Arc::new(HashEmbedder::default())),
             &StackOptions {
@@ -164,7 +168,9 @@ fn the_graphs_vector_index_serves_the_semantic_leg() {
                 runtime: None,
             },
             &mut |_, _| {},
-        )
+        );
+        stack.engine.timeout = GENEROUS;
+        stack
     };
     let local = open(VectorLocation::Local, "local");
     let server = open(VectorLocation::FalkorDb(url.clone()), "server");
@@ -220,7 +226,7 @@ fn a_killed_server_fails_open_and_reconnects_when_it_returns() {
     let store = Arc::new(FalkorStore::connect(&url).unwrap());
     strata::demo::seed(store.as_ref()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let stack = RecallStack::open(
+    let mut stack = RecallStack::open(
         store.clone(),
         Ok(Arc::new(HashEmbedder::default())),
         &StackOptions {
@@ -231,6 +237,7 @@ fn a_killed_server_fails_open_and_reconnects_when_it_returns() {
         },
         &mut |_, _| {},
     );
+    stack.engine.timeout = GENEROUS;
     let rt = runtime();
     let q = request(
         "pgbouncer pool exhausted",
@@ -362,7 +369,7 @@ fn indexes_catch_up_when_an_episode_lands_behind_the_watermark() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let open = || {
-        RecallStack::open(
+        let mut stack = RecallStack::open(
             store.clone(),
             Ok(Arc::new(HashEmbedder::default())),
             &StackOptions {
@@ -372,7 +379,9 @@ fn indexes_catch_up_when_an_episode_lands_behind_the_watermark() {
                 runtime: None,
             },
             &mut |_, _| {},
-        )
+        );
+        stack.engine.timeout = GENEROUS;
+        stack
     };
     let stack = open();
     assert_eq!(stack.text.as_ref().unwrap().len(), 2);

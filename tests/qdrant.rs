@@ -55,8 +55,10 @@ fn demo_store(dir: &std::path::Path) -> Arc<dyn MemoryStore> {
     Arc::new(store)
 }
 
+/// A recall stack on Qdrant. Legs' success is asserted, not timed: a generous timeout (a test
+/// that times a leg out sets its own).
 fn stack(store: Arc<dyn MemoryStore>, index_dir: &std::path::Path, url: &str) -> RecallStack {
-    RecallStack::open(
+    let mut s = RecallStack::open(
         store,
         Ok(Arc::new(HashEmbedder::default())),
         &StackOptions {
@@ -66,7 +68,9 @@ fn stack(store: Arc<dyn MemoryStore>, index_dir: &std::path::Path, url: &str) ->
             runtime: None,
         },
         &mut |_, _| {},
-    )
+    );
+    s.engine.timeout = Duration::from_secs(30);
+    s
 }
 
 fn store_id(store: &dyn MemoryStore) -> String {
@@ -226,6 +230,7 @@ fn catch_up_embeds_only_what_is_missing() {
     let lost: Vec<String> = store
         .episodes_since(0, 2)
         .unwrap()
+        .episodes
         .into_iter()
         .map(|(_, e)| e.incident_fingerprint)
         .collect();
@@ -363,7 +368,10 @@ fn a_stopped_qdrant_times_the_leg_out_without_piling_up_workers() {
     };
     let dir = tempfile::tempdir().unwrap();
     let store = demo_store(dir.path());
-    let s = stack(store, &dir.path().join("index"), &server.url());
+    let mut s = stack(store, &dir.path().join("index"), &server.url());
+    // Under Qdrant's own 2 s bound, so a paused server times the leg out; four times the
+    // default, so the local legs answer however loaded the machine.
+    s.engine.timeout = Duration::from_secs(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("stopped-qdrant")

@@ -16,8 +16,8 @@ use strata::recall::{
     FusionPolicy, Leg, LegSet, LegStatus, RecallRequest, RecallStack, StackOptions,
 };
 use strata::store::{
-    ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
-    WriteBatch,
+    ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
+    TimelineQuery, WriteBatch,
 };
 
 /// A store wrapper that fails or hangs on every read the graph leg makes.
@@ -60,7 +60,7 @@ impl MemoryStore for Faulty {
     fn superseded_by(&self, _: &str) -> Result<Vec<Supersession>, StoreError> {
         self.fault()
     }
-    fn episodes_since(&self, a: u64, l: usize) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
+    fn episodes_since(&self, a: u64, l: usize) -> Result<LogPage, StoreError> {
         self.inner.episodes_since(a, l)
     }
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
@@ -120,12 +120,16 @@ fn seeded(dir: &std::path::Path) -> Arc<dyn MemoryStore> {
     Arc::new(store)
 }
 
+/// Legs' success is asserted, not timed: their timeout is generous (a test that times a leg
+/// out sets its own).
+const GENEROUS: Duration = Duration::from_secs(30);
+
 fn stack(
     store: Arc<dyn MemoryStore>,
     embedder: Arc<dyn Embedder>,
     dir: &std::path::Path,
 ) -> RecallStack {
-    RecallStack::open(
+    let mut s = RecallStack::open(
         store,
         Ok(embedder),
         &StackOptions {
@@ -135,7 +139,9 @@ fn stack(
             runtime: None,
         },
         &mut |_, _| {},
-    )
+    );
+    s.engine.timeout = GENEROUS;
+    s
 }
 
 fn request(text: &str, entities: &[&str]) -> RecallRequest {
@@ -439,7 +445,7 @@ fn a_corrupt_text_index_is_rebuilt_with_a_message() {
     assert!(
         s.notices
             .iter()
-            .any(|n| n.contains("text index unreadable") && n.contains("rebuilding")),
+            .any(|n| n.contains("text index damaged") && n.contains("rebuilding")),
         "{:?}",
         s.notices
     );
@@ -447,6 +453,44 @@ fn a_corrupt_text_index_is_rebuilt_with_a_message() {
     let r = runtime().block_on(s.engine.recall(&request("minio bucket policy", &[])));
     assert_eq!(r.legs.bm25.status, LegStatus::Ok);
     assert!(r.legs.bm25.hits > 0);
+}
+
+/// An index that lags the store answers from what it holds and says how far behind it is;
+/// once caught up it says `ok` again.
+#[test]
+fn a_leg_whose_index_lags_the_store_says_how_far_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = seeded(dir.path());
+    let s = stack(store.clone(), Arc::new(HashEmbedder::default()), dir.path());
+    ingest_at(
+        store.as_ref(),
+        &[
+            record("LAG-1", "2026-11-20T10:00:00Z"),
+            record("LAG-2", "2026-11-21T10:00:00Z"),
+        ],
+        "2026-12-01T00:00:00Z",
+    )
+    .unwrap();
+    let rt = runtime();
+    let q = request("LAG-1 summary authelia", &["service:authelia"]);
+    let behind = rt.block_on(s.engine.recall(&q));
+    for leg in [&behind.legs.bm25, &behind.legs.semantic] {
+        assert_eq!(leg.status, LegStatus::Behind, "{leg:?}");
+        assert!(
+            leg.error
+                .as_deref()
+                .unwrap_or_default()
+                .contains("behind 2 episodes"),
+            "{leg:?}"
+        );
+        assert!(leg.hits > 0, "it still answers from what it holds: {leg:?}");
+    }
+    assert_eq!(behind.legs.graph.status, LegStatus::Ok);
+    let (_, problems) = s.catch_up(store.as_ref(), &mut |_, _| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    let caught_up = rt.block_on(s.engine.recall(&q));
+    assert_eq!(caught_up.legs.bm25.status, LegStatus::Ok);
+    assert_eq!(caught_up.legs.semantic.status, LegStatus::Ok);
 }
 
 #[test]

@@ -67,7 +67,7 @@ fn raw_store() -> tempfile::TempDir {
                 outcome_succeeded: None,
                 last_used: None,
             }],
-            ts("2026-02-02T00:00:00Z"),
+            ts("2026-02-02T00:00:00Z").into(),
         )
         .unwrap();
     assert_eq!(

@@ -341,9 +341,13 @@ fn a_store_written_by_a_newer_strata_is_refused_naming_both_versions() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     assert!(strata(&data, &["stats"]).status.success());
+    // As a newer release would write them: sealed with their checksums.
+    let sealed = strata::lmdb::seal::sealed;
     raw_lmdb_edit(&data.join("store"), "meta", |meta, txn| {
-        meta.put(txn, b"schema_version", b"9").unwrap();
-        meta.put(txn, b"created_by", b"strata 9.0.0").unwrap();
+        meta.put(txn, b"schema_version", &sealed(b"schema_version", b"9"))
+            .unwrap();
+        meta.put(txn, b"created_by", &sealed(b"created_by", b"strata 9.0.0"))
+            .unwrap();
     });
     let out = strata(&data, &["stats"]);
     assert!(!out.status.success());
@@ -352,7 +356,7 @@ fn a_store_written_by_a_newer_strata_is_refused_naming_both_versions() {
         text.contains("newer Strata")
             && text.contains("strata 9.0.0")
             && text.contains("schema version 9")
-            && text.contains("schema version 3"),
+            && text.contains("schema version 4"),
         "{text}"
     );
 }

@@ -196,13 +196,16 @@ fn guards_on_skill_versions() {
     )
     .unwrap();
     let err = store
-        .add_skills(std::slice::from_ref(&draft), ts("2026-01-01T00:00:00Z"))
+        .add_skills(
+            std::slice::from_ref(&draft),
+            ts("2026-01-01T00:00:00Z").into(),
+        )
         .unwrap_err()
         .to_string();
     assert!(err.contains("knowledge time only moves forward"), "{err}");
     assert_eq!(
         store
-            .add_skills(&[draft], ts("2026-03-01T00:00:00Z"))
+            .add_skills(&[draft], ts("2026-03-01T00:00:00Z").into())
             .unwrap(),
         1
     );
@@ -210,7 +213,7 @@ fn guards_on_skill_versions() {
     let more: strata::learning::SkillDraft =
         serde_json::from_str(r#"{"name":"x","succeeded":5}"#).unwrap();
     store
-        .add_skills(&[more], ts("2026-03-02T00:00:00Z"))
+        .add_skills(&[more], ts("2026-03-02T00:00:00Z").into())
         .unwrap();
     let now = current(&store.skills().unwrap(), ts("2026-12-01T00:00:00Z"));
     assert_eq!((now[0].applied, now[0].succeeded), (1, 1));

@@ -8,16 +8,21 @@ use std::process::Output;
 use common::*;
 use serde_json::json;
 
-const HOSTILE: &str = "\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}31m\r";
+const HOSTILE: &str = "\u{1b}]0;PWNED\u{7}\u{1b}[2J\u{9b}31m\r\u{202e}desrever\u{2066}";
+
+/// What must never reach a terminal raw: control characters (line breaks and tabs of the
+/// output itself aside) and the bidirectional overrides and isolates.
+fn raw(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
 
 fn assert_clean(what: &str, out: &Output) {
     for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
         let text = String::from_utf8_lossy(bytes);
         assert!(
-            !text
-                .chars()
-                .any(|c| c.is_control() && c != '\n' && c != '\t'),
-            "{what}: raw control character on {stream}: {text:?}"
+            !text.chars().any(raw),
+            "{what}: raw control or bidi character on {stream}: {text:?}"
         );
     }
 }
@@ -77,6 +82,7 @@ fn hostile_strings_in_every_error_path_are_shown_escaped() {
     }
     let out = strata(&data, &["facts", &fp, "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_clean("facts --json", &out);
     let facts: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         facts["facts"][0]["entity_ref"], HOSTILE,

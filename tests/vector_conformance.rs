@@ -43,7 +43,7 @@ fn subjects(
         Arc::new(strata::store::falkordb::FalkorStore::connect(&url).unwrap());
     fill(falkor.as_ref());
     let open = |store: &Arc<dyn MemoryStore>, vectors: VectorLocation, sub: &str| {
-        let stack = RecallStack::open(
+        let mut stack = RecallStack::open(
             store.clone(),
             Ok(Arc::new(HashEmbedder::default())),
             &StackOptions {
@@ -54,6 +54,8 @@ fn subjects(
             },
             &mut |_, _| {},
         );
+        // Legs' success is asserted, not timed.
+        stack.engine.timeout = std::time::Duration::from_secs(30);
         assert!(
             stack.notices.iter().all(|n| !n.contains("unavailable")),
             "{sub}: {:?}",

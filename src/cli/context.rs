@@ -11,8 +11,7 @@ use strata::embed::{self, Embedder, EmbedderConfig, EmbedderKind};
 use strata::index::VectorLocation;
 use strata::model::Timestamp;
 use strata::recall::{RecallEngine, RecallStack, StackOptions};
-use strata::store::MemoryStore;
-use strata::store::StoreLocation;
+use strata::store::{KnowledgeTime, MemoryStore, StoreLocation};
 
 /// What every command shares: where the data lives, what time it is, which embedder.
 pub struct Context {
@@ -97,11 +96,15 @@ impl Context {
         })
     }
 
-    /// The knowledge time a write records. Knowledge time only moves forward, so one write
+    /// The knowledge time a write records: the clock when the write commits (inside the
+    /// writer's turn), or the `--now` given. Knowledge time only moves forward, so one write
     /// stamped in the future would make every writer with a true clock fail until then: a
-    /// time more than 5 minutes ahead of this machine's clock is refused unless
+    /// `--now` more than 5 minutes ahead of this machine's clock is refused unless
     /// `--allow-future-now` says it is meant (tests, replays).
-    pub fn knowledge_time(&self) -> Result<Timestamp> {
+    pub fn knowledge_time(&self) -> Result<KnowledgeTime> {
+        if self.live_clock {
+            return Ok(KnowledgeTime::AtCommit);
+        }
         let wall = Timestamp::now();
         if self.now.millis() > wall.millis() + FUTURE_SLACK_MS && !self.allow_future_now {
             return Err(eyre!(
@@ -114,7 +117,7 @@ impl Context {
                 wall.to_rfc3339()
             ));
         }
-        Ok(self.now)
+        Ok(KnowledgeTime::At(self.now))
     }
 
     pub fn now_is_live(&self) -> bool {

@@ -10,7 +10,9 @@ pub fn safe(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if strata::redact::is_terminal_unsafe(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -26,7 +28,9 @@ pub fn terminal(s: &str) -> String {
     for c in s.chars() {
         match c {
             '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if strata::redact::is_terminal_unsafe(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
             c => out.push(c),
         }
     }
@@ -52,11 +56,22 @@ pub fn excerpt(s: &str, width: usize) -> String {
     cut
 }
 
-/// Pretty JSON on stdout, every string redacted again on the way out.
+/// Pretty JSON on stdout, every string redacted again on the way out. JSON escapes control
+/// characters itself; the bidirectional overrides it leaves raw are escaped too (`\u202e`,
+/// the same string to a JSON reader).
 pub fn print_json<T: Serialize>(value: &T) -> color_eyre::eyre::Result<()> {
     let mut value = serde_json::to_value(value)?;
     strata::redact::redact_json(&mut value);
-    println!("{}", serde_json::to_string_pretty(&value)?);
+    let text = serde_json::to_string_pretty(&value)?;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if strata::redact::is_terminal_unsafe(c) && !c.is_ascii() {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    println!("{out}");
     Ok(())
 }
 

@@ -12,8 +12,11 @@ pub fn seed(store: &dyn MemoryStore) -> Result<ApplyReport, IngestFailure> {
         let origin = format!("demo[{i}]");
         match ingest::parse_record(&r.record) {
             Ok(draft) => {
-                if let Err(e) = builder.push(origin, draft, Timestamp::from_datetime(r.ingested_at))
-                {
+                if let Err(e) = builder.push(
+                    origin,
+                    draft,
+                    Timestamp::from_datetime(r.ingested_at).into(),
+                ) {
                     errors.push(e);
                 }
             }

@@ -37,7 +37,7 @@ pub fn postmortem_labels(batch: &WriteBatch) -> Vec<LabelledQuery> {
                 fp: &d.incident_fingerprint,
                 summary: &d.summary_nl,
                 start: d.t_valid,
-                known: item.ingested_at,
+                known: item.ingested_at.fixed().unwrap_or(d.concluded_at),
                 concluded: d.concluded_at,
                 causes: refs("root_cause")
                     .into_iter()

@@ -45,11 +45,17 @@ impl Follower {
         }
         let episodes = store.stats()?.episodes;
         let new_episodes = match before {
-            Some(b) if episodes > b.episodes => store
-                .episodes_since(b.episodes, LISTED_AT_MOST)?
-                .into_iter()
-                .map(|(_, e)| e.incident_fingerprint)
-                .collect(),
+            Some(b) if episodes > b.episodes => {
+                let page = store.episodes_since(b.episodes, LISTED_AT_MOST)?;
+                // One episode that cannot be read does not stop the view: the rest are listed.
+                for (seq, why) in &page.unreadable {
+                    tracing::warn!(sequence = seq, error = %why, "live view: an episode cannot be read");
+                }
+                page.episodes
+                    .into_iter()
+                    .map(|(_, e)| e.incident_fingerprint)
+                    .collect()
+            }
             _ => Vec::new(),
         };
         *seen = Some(Seen {

@@ -331,7 +331,8 @@ fn glyphs(row: &[Cell]) -> Vec<Glyph<'_>> {
 /// Replaces characters that XML 1.0 forbids, or that would break the line structure of the
 /// text output, with U+FFFD.
 fn sanitize(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| c.is_control() || matches!(c, '\u{fffe}' | '\u{ffff}');
+    let bad =
+        |c: char| crate::redact::is_terminal_unsafe(c) || matches!(c, '\u{fffe}' | '\u{ffff}');
     if s.contains(bad) {
         Cow::Owned(
             s.chars()

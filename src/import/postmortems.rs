@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::ingest::{self, BatchBuilder, IngestFailure};
 use crate::model::Timestamp;
+use crate::store::KnowledgeTime;
 use crate::store::{ApplyReport, MemoryStore, WriteBatch};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -50,24 +51,24 @@ pub enum ImportError {
 
 /// When the store is said to have learned of each postmortem.
 #[derive(Clone, Copy, Debug)]
-pub enum KnowledgeTime {
-    /// All at once, now (an import today).
-    At(Timestamp),
+pub enum LearnedAt {
+    /// All at once, as the import is written (an import today).
+    Import(KnowledgeTime),
     /// Each this many milliseconds after its incident concluded (replaying history).
     AfterConclusion(i64),
 }
 
-impl KnowledgeTime {
-    fn of(self, concluded_at: Timestamp) -> Timestamp {
+impl LearnedAt {
+    fn of(self, concluded_at: Timestamp) -> KnowledgeTime {
         match self {
-            KnowledgeTime::At(t) => t,
-            KnowledgeTime::AfterConclusion(ms) => concluded_at.plus_millis(ms),
+            LearnedAt::Import(k) => k,
+            LearnedAt::AfterConclusion(ms) => KnowledgeTime::At(concluded_at.plus_millis(ms)),
         }
     }
 }
 
 /// Converts every `*.json` under `dir` (sorted, so the result is deterministic).
-pub fn convert_dir(dir: &Path, known: KnowledgeTime) -> Result<Converted, ImportError> {
+pub fn convert_dir(dir: &Path, known: LearnedAt) -> Result<Converted, ImportError> {
     let mut files = Vec::new();
     collect_json(dir, &mut files)?;
     files.sort();
@@ -135,9 +136,9 @@ pub fn convert_dir(dir: &Path, known: KnowledgeTime) -> Result<Converted, Import
 pub fn import_dir(
     store: &dyn MemoryStore,
     dir: &Path,
-    now: Timestamp,
+    now: impl Into<KnowledgeTime>,
 ) -> Result<ImportReport, ImportError> {
-    let converted = convert_dir(dir, KnowledgeTime::At(now))?;
+    let converted = convert_dir(dir, LearnedAt::Import(now.into()))?;
     let records_seen = converted.batch.items.len() + converted.skipped.len();
     let applied = ingest::write(store, &converted.batch)?;
     Ok(ImportReport {

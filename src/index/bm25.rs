@@ -9,6 +9,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tantivy::collector::TopDocs;
+use tantivy::directory::error::{DeleteError, LockError, OpenReadError, OpenWriteError};
+use tantivy::directory::{DirectoryLock, Lock, META_LOCK, MmapDirectory};
+use tantivy::index::SegmentComponent;
 use tantivy::merge_policy::{LogMergePolicy, MergePolicy};
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
@@ -116,7 +119,25 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-const OLDER_TEXT: &str = "built from an older episode text";
+/// Why an index on disk is not used as it is.
+#[derive(Debug)]
+enum Unsound {
+    Missing,
+    OlderText,
+    Schema,
+    Damaged(String),
+}
+
+impl std::fmt::Display for Unsound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unsound::Missing => f.write_str("missing"),
+            Unsound::OlderText => f.write_str("built from an older episode text"),
+            Unsound::Schema => f.write_str("schema changed"),
+            Unsound::Damaged(why) => write!(f, "damaged ({why})"),
+        }
+    }
+}
 
 /// Whether the index holds documents built from an older episode text.
 fn older_text(index: &Index) -> bool {
@@ -127,11 +148,152 @@ fn older_text(index: &Index) -> bool {
     })
 }
 
+/// The index in `dir` and a reader over every segment, when it is sound: it opens, it has
+/// `schema` and today's episode text, every searchable segment's files are there and open,
+/// and their checksums hold. Locks that cannot be taken (a read-only filesystem, a full disk)
+/// do not stop a read.
+fn open_sound(
+    dir: &Path,
+    schema: &Schema,
+    remember: bool,
+) -> Result<(Index, IndexReader), Unsound> {
+    let damaged = |e: &dyn std::fmt::Display| Unsound::Damaged(e.to_string());
+    let directory = MmapDirectory::open(dir).map_err(|e| damaged(&e))?;
+    let index = Index::open(LenientLocks(directory)).map_err(|e| damaged(&e))?;
+    if index.schema() != *schema {
+        return Err(Unsound::Schema);
+    }
+    if older_text(&index) {
+        return Err(Unsound::OlderText);
+    }
+    verified(&index, dir, remember).map_err(Unsound::Damaged)?;
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(|e: tantivy::TantivyError| damaged(&e))?;
+    Ok((index, reader))
+}
+
+/// The record of files whose checksums held, by size and modification time, so a file is
+/// read whole once, not at every open.
+const VERIFIED: &str = "strata-verified.json";
+
+/// Checks every file of every searchable segment against its checksum, except those
+/// [`VERIFIED`] already vouches for as they are; records the ones that pass when `remember`.
+fn verified(index: &Index, dir: &Path, remember: bool) -> Result<(), String> {
+    type Stamp = (u64, i64, u32);
+    let stamp = |path: &Path| -> Option<Stamp> {
+        let m = std::fs::metadata(dir.join(path)).ok()?;
+        use std::os::unix::fs::MetadataExt;
+        Some((m.len(), m.mtime(), m.mtime_nsec() as u32))
+    };
+    let record = dir.join(VERIFIED);
+    let known: std::collections::HashMap<PathBuf, Stamp> = std::fs::read(&record)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let mut now: std::collections::HashMap<PathBuf, Stamp> = std::collections::HashMap::new();
+    let segments = index
+        .searchable_segment_metas()
+        .map_err(|e| e.to_string())?;
+    for segment in segments {
+        let mut files: Vec<PathBuf> = [
+            SegmentComponent::Postings,
+            SegmentComponent::Positions,
+            SegmentComponent::Terms,
+            SegmentComponent::Store,
+            SegmentComponent::FastFields,
+            SegmentComponent::FieldNorms,
+        ]
+        .into_iter()
+        .map(|c| segment.relative_path(c))
+        .collect();
+        if segment.has_deletes() {
+            files.push(segment.relative_path(SegmentComponent::Delete));
+        }
+        for file in files {
+            let Some(current) = stamp(&file) else {
+                return Err(format!("segment file {} is missing", file.display()));
+            };
+            if known.get(&file) != Some(&current) {
+                match index.directory().validate_checksum(&file) {
+                    Ok(true) => {}
+                    Ok(false) => return Err(format!("{} fails its checksum", file.display())),
+                    Err(e) => return Err(format!("{}: {e}", file.display())),
+                }
+            }
+            now.insert(file, current);
+        }
+    }
+    if remember && now != known {
+        let written = serde_json::to_vec(&now)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| std::fs::write(&record, bytes));
+        if let Err(e) = written {
+            tracing::debug!(error = %e, "cannot record the text index's verified files");
+        }
+    }
+    Ok(())
+}
+
+/// The index's directory, where a lock that cannot be taken for lack of permission or space
+/// does not stop a read: tantivy takes a lock file to keep its garbage collection away from
+/// files a reader is opening, and on a read-only filesystem there is no collector to keep away.
+#[derive(Clone, Debug)]
+struct LenientLocks(MmapDirectory);
+
+impl tantivy::Directory for LenientLocks {
+    fn get_file_handle(
+        &self,
+        path: &Path,
+    ) -> Result<std::sync::Arc<dyn tantivy::directory::FileHandle>, OpenReadError> {
+        self.0.get_file_handle(path)
+    }
+    fn delete(&self, path: &Path) -> Result<(), DeleteError> {
+        self.0.delete(path)
+    }
+    fn exists(&self, path: &Path) -> Result<bool, OpenReadError> {
+        self.0.exists(path)
+    }
+    fn open_write(&self, path: &Path) -> Result<tantivy::directory::WritePtr, OpenWriteError> {
+        self.0.open_write(path)
+    }
+    fn atomic_read(&self, path: &Path) -> Result<Vec<u8>, OpenReadError> {
+        self.0.atomic_read(path)
+    }
+    fn atomic_write(&self, path: &Path, data: &[u8]) -> std::io::Result<()> {
+        self.0.atomic_write(path, data)
+    }
+    fn sync_directory(&self) -> std::io::Result<()> {
+        self.0.sync_directory()
+    }
+    fn watch(
+        &self,
+        watch_callback: tantivy::directory::WatchCallback,
+    ) -> tantivy::Result<tantivy::directory::WatchHandle> {
+        self.0.watch(watch_callback)
+    }
+    fn acquire_lock(&self, lock: &Lock) -> Result<DirectoryLock, LockError> {
+        match self.0.acquire_lock(lock) {
+            Err(LockError::IoError(e))
+                if lock.filepath == META_LOCK.filepath
+                    && (crate::lmdb::is_read_only_error(&e)
+                        || e.raw_os_error() == Some(libc::ENOSPC)) =>
+            {
+                Ok(DirectoryLock::from(Box::new(())))
+            }
+            other => other,
+        }
+    }
+}
+
 impl Bm25Index {
     /// Opens the index in `dir`, or starts it afresh (to be refilled from the store) when it is
-    /// missing or corrupt; a corrupt one is moved aside, not deleted. An index built from
-    /// another store than `store_id` is emptied, to be rebuilt.
-    /// With no `store_id` (the store could not say) the index is taken as it is.
+    /// missing or damaged: files that do not open, a segment missing, or a file whose checksum
+    /// fails (checked once per file, [`verified`]); a damaged one is moved aside, not deleted.
+    /// An index built from another store than `store_id` is emptied, to be rebuilt. With no
+    /// `store_id` (the store could not say) the index is taken as it is.
     pub fn open(dir: &Path, store_id: Option<&str>) -> Result<Self, IndexError> {
         let err = |e: &dyn std::fmt::Display| IndexError::Text {
             path: dir.to_path_buf(),
@@ -152,53 +314,40 @@ impl Bm25Index {
         }
         let _turn = turn.map_err(|e| err(&e))?;
         let (schema, fields) = schema();
-        let mut rebuilt = None;
         let existing = dir.join("meta.json").is_file();
         let opened = if existing {
-            match Index::open_in_dir(dir) {
-                Ok(index) if index.schema() == schema && !older_text(&index) => Some(index),
-                Ok(index) if index.schema() == schema => {
-                    drop(index);
-                    rebuilt = Some(OLDER_TEXT.to_string());
-                    None
-                }
-                Ok(_) => {
-                    rebuilt = Some("schema changed".to_string());
-                    None
-                }
-                Err(e) => {
-                    rebuilt = Some(format!("unreadable ({e})"));
-                    None
-                }
-            }
+            crate::caught::catch("opening the text index", || open_sound(dir, &schema, true))
+                .unwrap_or_else(|panic| Err(Unsound::Damaged(panic)))
         } else {
-            rebuilt = Some("missing".to_string());
-            None
+            Err(Unsound::Missing)
         };
-        let index = match opened {
-            Some(index) => index,
-            None => {
-                if existing && rebuilt.as_deref() == Some(OLDER_TEXT) {
+        let (index, reader, rebuilt) = match opened {
+            Ok((index, reader)) => (index, reader, None),
+            Err(why) => {
+                match &why {
                     // Sound, just stale: nothing to keep for a post-mortem.
-                    std::fs::remove_dir_all(dir).map_err(|e| err(&e))?;
-                } else if existing {
-                    let aside =
-                        dir.with_extension(format!("corrupt-{}", Timestamp::now().millis()));
-                    std::fs::rename(dir, &aside).map_err(|e| err(&e))?;
-                    tracing::warn!(from = %dir.display(), to = %aside.display(), "moved the text index aside");
+                    Unsound::OlderText => std::fs::remove_dir_all(dir).map_err(|e| err(&e))?,
+                    Unsound::Missing => {}
+                    Unsound::Schema | Unsound::Damaged(_) => {
+                        let aside =
+                            dir.with_extension(format!("corrupt-{}", Timestamp::now().millis()));
+                        std::fs::rename(dir, &aside).map_err(|e| err(&e))?;
+                        tracing::warn!(from = %dir.display(), to = %aside.display(), reason = %why, "moved the text index aside");
+                    }
                 }
                 std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
-                Index::create_in_dir(dir, schema).map_err(|e| err(&e))?
+                let index = Index::create_in_dir(dir, schema).map_err(|e| err(&e))?;
+                let reader = index
+                    .reader_builder()
+                    .reload_policy(ReloadPolicy::Manual)
+                    .try_into()
+                    .map_err(|e: tantivy::TantivyError| err(&e))?;
+                (index, reader, Some(why.to_string()))
             }
         };
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(|e: tantivy::TantivyError| err(&e))?;
         let metas = index.load_metas().map_err(|e| err(&e))?;
         let built_from = read_payload(metas.payload.as_deref()).store_id;
-        let index = Bm25Index {
+        let mut index = Bm25Index {
             seen: Mutex::new((metas.opstamp, payload_or_empty(metas.payload.as_deref()))),
             path: dir.to_path_buf(),
             index,
@@ -207,7 +356,6 @@ impl Bm25Index {
             lock,
             rebuilt,
         };
-        let mut index = index;
         if let Some(store_id) = store_id {
             if metas.payload.is_some() && built_from.as_deref() != Some(store_id) {
                 index.rebuilt = Some("built from another store".into());
@@ -220,23 +368,25 @@ impl Bm25Index {
     }
 
     fn open_read_only(dir: &Path, lock: WriterLock) -> Result<Self, IndexError> {
-        let err = |e: &dyn std::fmt::Display| IndexError::Text {
+        let (schema, fields) = schema();
+        let (index, reader) =
+            crate::caught::catch("opening the text index", || open_sound(dir, &schema, false))
+                .unwrap_or_else(|panic| Err(Unsound::Damaged(panic)))
+                .map_err(|why| IndexError::Damaged {
+                    what: "text",
+                    path: dir.to_path_buf(),
+                    message: format!("{why}; it cannot be rebuilt on a read-only filesystem"),
+                })?;
+        let metas = index.load_metas().map_err(|e| IndexError::Text {
             path: dir.to_path_buf(),
             message: e.to_string(),
-        };
-        let index = Index::open_in_dir(dir).map_err(|e| err(&e))?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(|e: tantivy::TantivyError| err(&e))?;
-        let metas = index.load_metas().map_err(|e| err(&e))?;
+        })?;
         Ok(Bm25Index {
             seen: Mutex::new((metas.opstamp, payload_or_empty(metas.payload.as_deref()))),
             path: dir.to_path_buf(),
             index,
             reader,
-            fields: schema().1,
+            fields,
             lock,
             rebuilt: None,
         })
@@ -265,10 +415,10 @@ impl Bm25Index {
 
     /// Commits `writer`'s work with `newest` as the payload, and loads it.
     fn commit(&self, mut writer: IndexWriter, newest: &Newest) -> Result<(), IndexError> {
-        let mut commit = writer.prepare_commit().map_err(|e| self.err(&e))?;
+        let mut commit = writer.prepare_commit().map_err(|e| self.write_err(&e))?;
         let payload = serde_json::to_string(newest).map_err(|e| self.err(&e))?;
         commit.set_payload(&payload);
-        let opstamp = commit.commit().map_err(|e| self.err(&e))?;
+        let opstamp = commit.commit().map_err(|e| self.write_err(&e))?;
         drop(writer);
         // Not through refresh(): a new index's first commit keeps opstamp 0, so refresh would
         // see nothing new and a later commit would write the stale payload (no store_id),
@@ -330,6 +480,22 @@ impl Bm25Index {
         }
     }
 
+    /// A write that failed: on a full disk it says so, naming the index; what it wrote is not
+    /// committed, and the next catch-up writes it again.
+    fn write_err(&self, e: &dyn std::fmt::Display) -> IndexError {
+        if crate::store::is_disk_full(&self.path) {
+            return IndexError::Text {
+                path: self.path.clone(),
+                message: format!(
+                    "no space left on the disk of {} ({e}): nothing of this catch-up was \
+                     committed; free some space and the next run catches up",
+                    self.path.display()
+                ),
+            };
+        }
+        self.err(e)
+    }
+
     /// The store ingest sequence this index has read up to (the last commit's payload).
     pub fn watermark(&self) -> Result<u64, IndexError> {
         Ok(self.refresh()?.watermark)
@@ -342,6 +508,20 @@ impl Bm25Index {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Which of `fingerprints` have no document in the index.
+    pub fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
+        self.refresh()?;
+        let searcher = self.reader.searcher();
+        let mut missing = Vec::new();
+        for fp in fingerprints {
+            let term = Term::from_field_text(self.fields.fingerprint, fp);
+            if searcher.doc_freq(&term).map_err(|e| self.err(&e))? == 0 {
+                missing.push(fp.to_string());
+            }
+        }
+        Ok(missing)
     }
 
     /// Adds documents and advances the watermark in one commit.
@@ -358,7 +538,7 @@ impl Bm25Index {
             doc.add_text(f.body, d.text);
             doc.add_i64(f.ingested_at, d.ingested_at.millis());
             doc.add_i64(f.t_valid, d.t_valid.millis());
-            writer.add_document(doc).map_err(|e| self.err(&e))?;
+            writer.add_document(doc).map_err(|e| self.write_err(&e))?;
             newest.ingested_at = newest.ingested_at.max(d.ingested_at.millis());
             newest.t_valid = newest.t_valid.max(d.t_valid.millis());
         }
@@ -388,7 +568,7 @@ impl Bm25Index {
                 None => writer.insert(self.writer()?),
             };
             for merge in merges {
-                w.merge(&merge.0).wait().map_err(|e| self.err(&e))?;
+                w.merge(&merge.0).wait().map_err(|e| self.write_err(&e))?;
             }
         }
         let Some(writer) = writer else {

@@ -21,10 +21,28 @@ pub enum IndexError {
     Dimension { expected: usize, got: usize },
     #[error("vector index {path}: {message}")]
     Vectors { path: PathBuf, message: String },
+    /// The index's files are damaged: it is moved aside and rebuilt from the store by the
+    /// next `strata index` or recall that can write there.
+    #[error(
+        "the {what} index {path} is damaged ({message}); the next `strata index` or recall \
+         moves it aside and rebuilds it from the store"
+    )]
+    Damaged {
+        what: &'static str,
+        path: PathBuf,
+        message: String,
+    },
     #[error("text index {path}: {message}")]
     Text { path: PathBuf, message: String },
     #[error(transparent)]
     Embed(#[from] EmbedError),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+impl IndexError {
+    /// Whether the index's own files are at fault (and rebuilding it from the store heals it).
+    pub fn is_damage(&self) -> bool {
+        matches!(self, IndexError::Damaged { .. })
+    }
 }

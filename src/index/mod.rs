@@ -11,5 +11,7 @@ mod vector_store;
 pub mod vectors;
 
 pub use error::IndexError;
-pub use sync::{SyncReport, TEXT_VERSION, episode_text, store_identity, sync_text, sync_vectors};
+pub use sync::{
+    SyncReport, Synced, TEXT_VERSION, episode_text, store_identity, sync_text, sync_vectors,
+};
 pub use vector_store::{VectorLocation, VectorStore};

@@ -44,29 +44,52 @@ fn texts(
         .collect())
 }
 
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct SyncReport {
     pub text_indexed: usize,
     pub vectors_embedded: usize,
+    /// Episodes of the store's log that could not be read, each with why: the indexes went
+    /// on without them.
+    pub unreadable: Vec<String>,
 }
 
-/// What to do with one page of the ingest log, given the sequence it ends at.
+/// What one index's catch-up did.
+#[derive(Debug, Default)]
+pub struct Synced {
+    /// Documents or vectors written.
+    pub written: usize,
+    /// Episodes of the store's log that could not be read, each with why.
+    pub unreadable: Vec<String>,
+}
+
+/// What to do with one page of the ingest log's readable episodes, given the sequence the
+/// page ends at.
 type PageDone<'a> = dyn FnMut(&[(u64, MemoryEpisode)], u64) -> Result<(), IndexError> + 'a;
 
-/// Pages of the store's ingest log after `from`, until it is exhausted.
+/// Pages of the store's ingest log after `from`, until it is exhausted; the rows that could
+/// not be read go to `unreadable`. An episode the store cannot read is reported and passed
+/// over: one bad record never stops an index from catching up with the rest.
 fn follow(
     store: &dyn MemoryStore,
     from: u64,
     page_done: &mut PageDone<'_>,
+    unreadable: &mut Vec<String>,
 ) -> Result<(), IndexError> {
     let mut cursor = from;
     loop {
         let page = store.episodes_since(cursor, PAGE)?;
-        let Some(&(last, _)) = page.last() else {
+        if page.last <= cursor {
             return Ok(());
-        };
-        page_done(&page, last)?;
-        cursor = last;
+        }
+        for (seq, why) in &page.unreadable {
+            tracing::warn!(sequence = seq, error = %why, "an episode of the store's log cannot be read: the indexes go on without it (`strata check` lists it)");
+            let said = format!("log row #{seq}: {why}");
+            if !unreadable.contains(&said) {
+                unreadable.push(said);
+            }
+        }
+        page_done(&page.episodes, page.last)?;
+        cursor = page.last;
     }
 }
 
@@ -90,24 +113,41 @@ pub fn sync_text(
     store: &dyn MemoryStore,
     text: &Bm25Index,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<usize, IndexError> {
+) -> Result<Synced, IndexError> {
+    let total = store.episode_count()?;
+    if text.watermark()? == total && text.len() == total {
+        // Caught up: no turn to take (a reader that cannot write needs none).
+        return Ok(Synced::default());
+    }
     let _turn = text.catch_up_guard()?;
-    let total = store.stats()?.episodes;
     if ahead_of(total, text.watermark()?) {
         tracing::warn!("the text index is ahead of the store's log: rebuilding it");
         text.clear(&store_identity(store)?)?;
     }
     let mut pending = PendingText::default();
-    let mut indexed = pending.read(store, text, text.watermark()?, total, progress)?;
-    if text.len() < total {
+    let mut unreadable = Vec::new();
+    let mut indexed = pending.read(
+        store,
+        text,
+        (text.watermark()?, total),
+        progress,
+        false,
+        &mut unreadable,
+    )?;
+    if text.len() + (unreadable.len() as u64) < total {
         // An episode was recorded behind the watermark (another program wrote it without a
-        // batch sequence): read everything again.
-        indexed += pending.read(store, text, 0, total, progress)?;
+        // batch sequence), or one that could not be read before can be now: read everything
+        // again, indexing only what the index lacks.
+        unreadable.clear();
+        indexed += pending.read(store, text, (0, total), progress, true, &mut unreadable)?;
     }
     if indexed > 0 {
         text.compact()?;
     }
-    Ok(indexed)
+    Ok(Synced {
+        written: indexed,
+        unreadable,
+    })
 }
 
 /// Episodes read from the log and not yet committed to the text index: a catch-up writes
@@ -124,34 +164,57 @@ struct PendingText {
 const COMMIT_EVERY: usize = 20_000;
 
 impl PendingText {
-    /// Reads the log after `from` into the text index; returns how many documents it wrote.
+    /// Reads the log after `from` into the text index (only what it lacks, when `missing`);
+    /// returns how many documents it wrote and how many episodes could not be read.
     fn read(
         &mut self,
         store: &dyn MemoryStore,
         text: &Bm25Index,
-        from: u64,
-        total: u64,
+        (from, total): (u64, u64),
         progress: &mut dyn FnMut(u64, u64),
+        missing: bool,
+        unreadable: &mut Vec<String>,
     ) -> Result<usize, IndexError> {
         let mut indexed = 0;
-        follow(store, from, &mut |page, last| {
-            let texts = texts(store, page)?;
-            self.episodes
-                .extend(page.iter().zip(texts).map(|((_, e), text)| {
-                    (
-                        e.incident_fingerprint.clone(),
-                        text,
-                        e.ingested_at,
-                        e.t_valid,
-                    )
-                }));
-            self.watermark = last;
-            if self.episodes.len() >= COMMIT_EVERY {
-                indexed += self.commit(text)?;
-            }
-            progress(last.min(total), total);
-            Ok(())
-        })?;
+        follow(
+            store,
+            from,
+            &mut |page, last| {
+                let lacking: Vec<(u64, MemoryEpisode)>;
+                let page = if missing {
+                    let fps: Vec<&str> = page
+                        .iter()
+                        .map(|(_, e)| e.incident_fingerprint.as_str())
+                        .collect();
+                    let absent: HashSet<String> = text.missing(&fps)?.into_iter().collect();
+                    lacking = page
+                        .iter()
+                        .filter(|(_, e)| absent.contains(&e.incident_fingerprint))
+                        .cloned()
+                        .collect();
+                    &lacking[..]
+                } else {
+                    page
+                };
+                let texts = texts(store, page)?;
+                self.episodes
+                    .extend(page.iter().zip(texts).map(|((_, e), text)| {
+                        (
+                            e.incident_fingerprint.clone(),
+                            text,
+                            e.ingested_at,
+                            e.t_valid,
+                        )
+                    }));
+                self.watermark = last;
+                if self.episodes.len() >= COMMIT_EVERY {
+                    indexed += self.commit(text)?;
+                }
+                progress(last.min(total), total);
+                Ok(())
+            },
+            unreadable,
+        )?;
         Ok(indexed + self.commit(text)?)
     }
 
@@ -183,9 +246,12 @@ pub fn sync_vectors(
     vectors: &dyn VectorStore,
     embedder: &dyn Embedder,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<usize, IndexError> {
+) -> Result<Synced, IndexError> {
+    let total = store.episode_count()?;
+    if vectors.watermark()? == total && vectors.count()? as u64 == total {
+        return Ok(Synced::default());
+    }
     let _turn = vectors.catch_up_guard()?;
-    let total = store.stats()?.episodes;
     if ahead_of(total, vectors.watermark()?) {
         tracing::warn!("the vector index is ahead of the store's log: rebuilding it");
         vectors.clear(&store_identity(store)?)?;
@@ -226,15 +292,20 @@ pub fn sync_vectors(
         progress(last.min(total), total);
         Ok(())
     };
-    follow(store, vectors.watermark()?, &mut append)?;
+    let mut unreadable = Vec::new();
+    follow(store, vectors.watermark()?, &mut append, &mut unreadable)?;
     pending.borrow_mut().flush(vectors)?;
-    if (vectors.count()? as u64) < total {
+    if (vectors.count()? as u64) + (unreadable.len() as u64) < total {
         // As for text: something was recorded behind the watermark (or lost from the index).
         // Only what is missing is embedded again.
-        follow(store, 0, &mut append)?;
+        unreadable.clear();
+        follow(store, 0, &mut append, &mut unreadable)?;
         pending.borrow_mut().flush(vectors)?;
     }
-    Ok(embedded)
+    Ok(Synced {
+        written: embedded,
+        unreadable,
+    })
 }
 
 /// Vectors embedded and not yet appended: written when the batch is full or a couple of

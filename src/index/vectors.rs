@@ -13,7 +13,7 @@ use heed::types::Bytes;
 use heed::{Database, PutFlags, RoTxn, RwTxn};
 
 use super::IndexError;
-use crate::lmdb::{self, SharedEnv, WriterGuard, WriterLock};
+use crate::lmdb::{self, SharedEnv, WriterGuard, WriterLock, seal};
 use crate::model::{AsOf, Timestamp};
 
 type Db = Database<'static, Bytes, Bytes>;
@@ -233,6 +233,7 @@ pub fn index_path(dir: &Path, model: &str) -> PathBuf {
 /// which other processes read from where they left off; always appended, so its pages are
 /// full. A row written again for the same fingerprint replaces its earlier one.
 /// vectors: fingerprint -> its row's sequence
+/// Every value ends in a checksum of its key and bytes ([`seal`]).
 #[derive(Clone, Copy)]
 struct Tables {
     meta: Db,
@@ -240,8 +241,40 @@ struct Tables {
     log: Db,
 }
 
-/// The layout of the tables above, named by the index's directory ([`index_path`]).
-const LAYOUT: &str = "2";
+/// The writers' turn file in the index's directory.
+const CATCH_UP_LOCK: &str = "catch-up.lock";
+
+/// An index error for a failed read of the index at `path`.
+fn read_error(path: &Path, e: ReadError) -> IndexError {
+    match e {
+        ReadError::Damaged(message) => IndexError::Damaged {
+            what: "vector",
+            path: path.to_path_buf(),
+            message,
+        },
+        ReadError::Other(e) => IndexError::Vectors {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Whether the index's directory is one this process cannot write (then a damaged index is
+/// reported, not moved).
+fn lmdb_read_only(path: &Path) -> bool {
+    let probe = path.join(format!(".write-probe-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            false
+        }
+        Err(e) => lmdb::is_read_only_error(&e),
+    }
+}
+
+/// The layout of the tables above, named by the index's directory ([`index_path`]). 3: a
+/// row's fingerprint length is 32 bits (2 held it in 16), and every value is sealed.
+const LAYOUT: &str = "3";
 
 /// A stored row's header: where it is, whose vector, and its times.
 #[derive(Clone, Copy)]
@@ -252,17 +285,67 @@ struct StoredRow<'a> {
     t_valid: i64,
 }
 
-/// `fingerprint length (u16 LE) | fingerprint | ingested_at | t_valid | f32 LE ...`
-fn encode_row(out: &mut Vec<u8>, r: &VectorRow) {
+/// `fingerprint length (u32 LE) | fingerprint | ingested_at | t_valid | f32 LE ...`: a
+/// fingerprint another program wrote to a graph may be of any length.
+fn encode_row(out: &mut Vec<u8>, r: &VectorRow) -> Result<(), String> {
     out.clear();
     let fp = r.fingerprint.as_bytes();
-    out.extend_from_slice(&(fp.len() as u16).to_le_bytes());
+    let len = u32::try_from(fp.len())
+        .map_err(|_| format!("a fingerprint of {} bytes is too long to index", fp.len()))?;
+    out.extend_from_slice(&len.to_le_bytes());
     out.extend_from_slice(fp);
     out.extend_from_slice(&r.ingested_at.millis().to_le_bytes());
     out.extend_from_slice(&r.t_valid.millis().to_le_bytes());
     for x in &r.vector {
         out.extend_from_slice(&x.to_le_bytes());
     }
+    Ok(())
+}
+
+/// Why a read of the index failed: its own files (damaged, to be rebuilt), or something else.
+enum ReadError {
+    Damaged(String),
+    Other(heed::Error),
+}
+
+impl From<heed::Error> for ReadError {
+    fn from(e: heed::Error) -> Self {
+        if lmdb::is_damage(&e) {
+            ReadError::Damaged(e.to_string())
+        } else {
+            ReadError::Other(e)
+        }
+    }
+}
+
+/// The value at `key`, once it is inside the file and its checksum holds.
+fn get_sealed<'t>(
+    shared: &SharedEnv,
+    db: &Db,
+    txn: &'t RoTxn,
+    key: &[u8],
+) -> Result<Option<&'t [u8]>, ReadError> {
+    let Some(stored) = db.get(txn, key)? else {
+        return Ok(None);
+    };
+    open_sealed(shared, key, stored).map(Some)
+}
+
+fn open_sealed<'t>(
+    shared: &SharedEnv,
+    key: &[u8],
+    stored: &'t [u8],
+) -> Result<&'t [u8], ReadError> {
+    if !shared.holds(key) || !shared.holds(stored) {
+        return Err(ReadError::Damaged(
+            "a row runs past the end of the file".into(),
+        ));
+    }
+    seal::unseal(key, stored).map_err(|e| ReadError::Damaged(format!("a row: {e}")))
+}
+
+fn put_sealed(db: &Db, txn: &mut RwTxn, key: &[u8], value: &[u8]) -> Result<(), heed::Error> {
+    db.put(txn, key, &seal::sealed(key, value))
 }
 
 /// What this process has read into its matrix.
@@ -273,28 +356,49 @@ struct Loaded {
     matrix: Matrix,
 }
 
-fn get_meta(t: &Tables, txn: &RoTxn, key: &str) -> Result<Option<String>, heed::Error> {
-    Ok(t.meta
-        .get(txn, key.as_bytes())?
-        .map(|v| String::from_utf8_lossy(v).into_owned()))
+fn get_meta(
+    shared: &SharedEnv,
+    t: &Tables,
+    txn: &RoTxn,
+    key: &str,
+) -> Result<Option<String>, ReadError> {
+    get_sealed(shared, &t.meta, txn, key.as_bytes())?
+        .map(|v| {
+            String::from_utf8(v.to_vec())
+                .map_err(|_| ReadError::Damaged(format!("its {key} is not text")))
+        })
+        .transpose()
 }
 
 fn put_meta(t: &Tables, txn: &mut RwTxn, key: &str, value: &str) -> Result<(), heed::Error> {
-    t.meta.put(txn, key.as_bytes(), value.as_bytes())
+    put_sealed(&t.meta, txn, key.as_bytes(), value.as_bytes())
 }
 
-fn last_sequence(t: &Tables, txn: &RoTxn) -> Result<u64, heed::Error> {
-    Ok(t.log
-        .last(txn)?
-        .and_then(|(k, _)| <[u8; 8]>::try_from(k).ok())
-        .map_or(0, u64::from_be_bytes))
+fn last_sequence(t: &Tables, txn: &RoTxn) -> Result<u64, ReadError> {
+    match t.log.last(txn)? {
+        None => Ok(0),
+        Some((k, _)) => <[u8; 8]>::try_from(k)
+            .map(u64::from_be_bytes)
+            .map_err(|_| ReadError::Damaged("its last row's key is not a sequence".into())),
+    }
+}
+
+/// A number the index keeps in its meta table (absent: 0).
+fn meta_number(shared: &SharedEnv, t: &Tables, txn: &RoTxn, key: &str) -> Result<u64, ReadError> {
+    match get_meta(shared, t, txn, key)? {
+        None => Ok(0),
+        Some(v) => v
+            .parse()
+            .map_err(|_| ReadError::Damaged(format!("its {key} {v:?} is not a number"))),
+    }
 }
 
 impl VectorIndex {
     /// Opens (creating if needed) the index for `model` in `dir`, built from the store
     /// `store_id`; refuses an index built by another model or at another dimension, and
     /// starts afresh (saying so in [`Self::rebuilt`]) one built from another store or from an
-    /// older episode text.
+    /// older episode text. An index whose files are damaged is moved aside and started afresh
+    /// too, to be rebuilt from the store.
     pub fn open(
         dir: &Path,
         model: &str,
@@ -302,19 +406,63 @@ impl VectorIndex {
         store_id: Option<&str>,
     ) -> Result<Self, IndexError> {
         let path = index_path(dir, model);
+        match Self::open_at(&path, model, dimension, store_id) {
+            Err(IndexError::Damaged { message, .. }) if !lmdb_read_only(&path) => {
+                let aside = path.with_file_name(format!(
+                    "{}.damaged-{}",
+                    path.file_name()
+                        .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                    Timestamp::now().millis()
+                ));
+                std::fs::rename(&path, &aside).map_err(|e| IndexError::Vectors {
+                    path: path.clone(),
+                    message: format!("damaged ({message}), and it cannot be moved aside: {e}"),
+                })?;
+                tracing::warn!(from = %path.display(), to = %aside.display(), %message, "moved the damaged vector index aside");
+                let mut index = Self::open_at(&path, model, dimension, store_id)?;
+                index.rebuilt = Some(format!(
+                    "damaged ({message}; moved aside to {})",
+                    aside.display()
+                ));
+                Ok(index)
+            }
+            other => other,
+        }
+    }
+
+    fn open_at(
+        path: &Path,
+        model: &str,
+        dimension: usize,
+        store_id: Option<&str>,
+    ) -> Result<Self, IndexError> {
+        let path = path.to_path_buf();
         let err = |e: &dyn std::fmt::Display| IndexError::Vectors {
             path: path.clone(),
             message: e.to_string(),
         };
-        let shared = lmdb::open(&path).map_err(|e| err(&e))?;
-        let lock = WriterLock::new(path.join("catch-up.lock"));
+        let shared = lmdb::open(&path, CATCH_UP_LOCK).map_err(|e| match e {
+            lmdb::OpenError::Damaged(d) => IndexError::Damaged {
+                what: "vector",
+                path: path.clone(),
+                message: d.to_string(),
+            },
+            lmdb::OpenError::Lmdb(e) if lmdb::is_damage(&e) => IndexError::Damaged {
+                what: "vector",
+                path: path.clone(),
+                message: e.to_string(),
+            },
+            other => err(&other),
+        })?;
+        let lock = WriterLock::new(path.join(CATCH_UP_LOCK));
         let env = &shared.env;
         if shared.read_only {
             return Self::open_read_only(path, model, dimension, shared, lock);
         }
+        let damaged = |e: ReadError| read_error(&path, e);
         let made = env
             .create_databases_and_commit(
-                env.write_txn().map_err(|e| err(&e))?,
+                env.write_txn().map_err(|e| damaged(e.into()))?,
                 |dbo, txn| -> Result<_, heed::Error> {
                     let mut make = |name| dbo.create_database::<Bytes, Bytes>(txn, Some(name));
                     Ok(heed::CommitOrAbort::<_, ()>::Commit([
@@ -324,20 +472,24 @@ impl VectorIndex {
                     ]))
                 },
             )
-            .map_err(|e| err(&e))?;
+            .map_err(|e| damaged(e.into()))?;
         let [meta, vectors, log] = made
             .commit()
             .ok_or_else(|| err(&"creating the tables was aborted"))?;
         let t = Tables { meta, vectors, log };
-        let mut wtxn = env.write_txn().map_err(|e| err(&e))?;
-        let get = |txn: &RoTxn, k: &str| get_meta(&t, txn, k).map_err(|e| err(&e));
+        let mut wtxn = env.write_txn().map_err(|e| damaged(e.into()))?;
+        let get = |txn: &RoTxn, k: &str| get_meta(&shared, &t, txn, k).map_err(damaged);
         let found_model = get(&wtxn, "model")?;
         let found_dimension = get(&wtxn, "dimension")?;
         let current_text = TEXT_VERSION.to_string();
         let mut rebuilt = None;
         match (found_model, found_dimension) {
             (Some(m), Some(d)) => {
-                let d: usize = d.parse().map_err(|e| err(&e))?;
+                let d: usize = d.parse().map_err(|_| {
+                    damaged(ReadError::Damaged(format!(
+                        "its dimension {d:?} is not a number"
+                    )))
+                })?;
                 if m != model || d != dimension {
                     return Err(IndexError::EmbedderMismatch {
                         path,
@@ -381,8 +533,11 @@ impl VectorIndex {
             let id = match store_id {
                 Some(id) => Some(id.to_string()),
                 None => {
-                    let txn = index.shared.env.read_txn().map_err(|e| index.err(&e))?;
-                    get_meta(&t, &txn, "store_id").map_err(|e| index.err(&e))?
+                    let txn = index
+                        .shared
+                        .read_txn()
+                        .map_err(|e| index.read_err(e.into()))?;
+                    get_meta(&index.shared, &t, &txn, "store_id").map_err(|e| index.read_err(e))?
                 }
             };
             index.clear(id.as_deref().unwrap_or("unidentified"))?;
@@ -403,10 +558,11 @@ impl VectorIndex {
             path: path.clone(),
             message: e.to_string(),
         };
+        let damaged = |e: ReadError| read_error(&path, e);
         let env = &shared.env;
         let opened = env
             .open_databases_and_commit(
-                env.read_txn().map_err(|e| err(&e))?,
+                env.read_txn().map_err(|e| damaged(e.into()))?,
                 |dbo, txn| -> Result<_, heed::Error> {
                     let open = |name| dbo.open_database::<Bytes, Bytes>(txn, Some(name));
                     Ok(heed::CommitOrAbort::<_, ()>::Commit([
@@ -416,7 +572,7 @@ impl VectorIndex {
                     ]))
                 },
             )
-            .map_err(|e| err(&e))?;
+            .map_err(|e| damaged(e.into()))?;
         let Some([Some(meta), Some(vectors), Some(log)]) = opened.commit() else {
             return Err(err(
                 &"no vector index here, and the filesystem is read-only",
@@ -424,10 +580,10 @@ impl VectorIndex {
         };
         let t = Tables { meta, vectors, log };
         {
-            let txn = env.read_txn().map_err(|e| err(&e))?;
-            let found_model = get_meta(&t, &txn, "model").map_err(|e| err(&e))?;
-            let found_dimension = get_meta(&t, &txn, "dimension")
-                .map_err(|e| err(&e))?
+            let txn = shared.read_txn().map_err(|e| damaged(e.into()))?;
+            let found_model = get_meta(&shared, &t, &txn, "model").map_err(damaged)?;
+            let found_dimension = get_meta(&shared, &t, &txn, "dimension")
+                .map_err(damaged)?
                 .and_then(|d| d.parse().ok());
             if found_model.as_deref() != Some(model) || found_dimension != Some(dimension) {
                 return Err(IndexError::EmbedderMismatch {
@@ -460,37 +616,58 @@ impl VectorIndex {
         }
     }
 
+    fn read_err(&self, e: ReadError) -> IndexError {
+        read_error(&self.path, e)
+    }
+
     /// Empties the index for a rebuild from `store_id`, for every process (they see the
     /// epoch change and drop what they had read).
     pub fn clear(&self, store_id: &str) -> Result<(), IndexError> {
         let t = self.tables;
-        let mut txn = self.shared.env.write_txn().map_err(|e| self.err(&e))?;
-        let epoch = get_meta(&t, &txn, "epoch")
-            .map_err(|e| self.err(&e))?
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0);
+        let mut txn = self.shared.env.write_txn().map_err(|e| self.write_err(e))?;
+        let epoch = meta_number(&self.shared, &t, &txn, "epoch").map_err(|e| self.read_err(e))?;
         let run = |txn: &mut RwTxn| -> Result<(), heed::Error> {
             t.vectors.clear(txn)?;
             t.log.clear(txn)?;
             put_meta(&t, txn, "watermark", "0")?;
-            put_meta(&t, txn, "epoch", &(epoch + 1).to_string())?;
+            put_meta(&t, txn, "epoch", &epoch.saturating_add(1).to_string())?;
             put_meta(&t, txn, "text_version", &TEXT_VERSION.to_string())?;
             put_meta(&t, txn, "store_id", store_id)
         };
-        run(&mut txn).map_err(|e| self.err(&e))?;
-        txn.commit().map_err(|e| self.err(&e))?;
+        run(&mut txn).map_err(|e| self.write_err(e))?;
+        txn.commit().map_err(|e| self.write_err(e))?;
         self.refresh()
     }
 
-    /// Reads in the rows appended since this process last looked (all of them after a clear).
+    /// A write that failed: a full disk says so, naming the index.
+    fn write_err(&self, e: heed::Error) -> IndexError {
+        if lmdb::is_damage(&e) {
+            return self.read_err(ReadError::Damaged(e.to_string()));
+        }
+        let full = matches!(&e, heed::Error::Io(io) if io.raw_os_error() == Some(libc::ENOSPC))
+            || crate::store::is_disk_full(&self.path);
+        IndexError::Vectors {
+            path: self.path.clone(),
+            message: if full {
+                format!(
+                    "no space left on the disk of {} ({e}): nothing of this catch-up was \
+                     written; free some space and the next run catches up",
+                    self.path.display()
+                )
+            } else {
+                e.to_string()
+            },
+        }
+    }
+
+    /// Reads in the rows appended since this process last looked (all of them after a clear,
+    /// checking every row of the index as it goes).
     fn refresh(&self) -> Result<(), IndexError> {
         let t = self.tables;
-        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
-        let epoch = get_meta(&t, &txn, "epoch")
-            .map_err(|e| self.err(&e))?
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0);
-        let last = last_sequence(&t, &txn).map_err(|e| self.err(&e))?;
+        let shared = &self.shared;
+        let txn = shared.read_txn().map_err(|e| self.read_err(e.into()))?;
+        let epoch = meta_number(shared, &t, &txn, "epoch").map_err(|e| self.read_err(e))?;
+        let last = last_sequence(&t, &txn).map_err(|e| self.read_err(e))?;
         {
             let loaded = self.loaded.read().map_err(|e| self.err(&e))?;
             if loaded.epoch == epoch && loaded.sequence == last {
@@ -511,12 +688,19 @@ impl VectorIndex {
             std::ops::Bound::Included(from.as_slice()),
             std::ops::Bound::Unbounded,
         );
-        if loaded.sequence == 0 {
-            let rows = t.vectors.len(&txn).map_err(|e| self.err(&e))? as usize;
+        let fingerprints = if loaded.sequence == 0 {
+            let rows = self.check_fingerprints(&txn)?;
             loaded.matrix.reserve(rows, self.dimension);
-        }
-        for row in t.log.range(&txn, &range).map_err(|e| self.err(&e))? {
-            let (key, bytes) = row.map_err(|e| self.err(&e))?;
+            Some(rows)
+        } else {
+            None
+        };
+        let rows = t
+            .log
+            .range(&txn, &range)
+            .map_err(|e| self.read_err(e.into()))?;
+        for row in rows {
+            let (key, bytes) = row.map_err(|e| self.read_err(e.into()))?;
             let stored = self.decode_into(key, bytes, &mut vector)?;
             loaded.matrix.push(&stored, &vector);
             read += 1;
@@ -526,11 +710,46 @@ impl VectorIndex {
                 self.shared.release_mapped_pages();
             }
         }
+        if let Some(fingerprints) = fingerprints
+            && (read != fingerprints || read != loaded.matrix.fingerprints.len())
+        {
+            // Start from scratch on the next look rather than keep a matrix known to be wrong.
+            *loaded = Loaded::default();
+            return Err(self.read_err(ReadError::Damaged(format!(
+                "its log holds {read} rows for {fingerprints} fingerprints"
+            ))));
+        }
         loaded.sequence = last;
         if read >= RELEASE_AFTER_ROWS {
             self.shared.release_mapped_pages();
         }
         Ok(())
+    }
+
+    /// Checks every row of the fingerprint table (inside the file, its checksum, the key
+    /// order, the count its header gives); returns how many there are.
+    fn check_fingerprints(&self, txn: &RoTxn) -> Result<usize, IndexError> {
+        let t = &self.tables;
+        let expected = t.vectors.len(txn).map_err(|e| self.read_err(e.into()))?;
+        let mut previous: Option<&[u8]> = None;
+        let mut n = 0u64;
+        for row in t.vectors.iter(txn).map_err(|e| self.read_err(e.into()))? {
+            let (key, stored) = row.map_err(|e| self.read_err(e.into()))?;
+            open_sealed(&self.shared, key, stored).map_err(|e| self.read_err(e))?;
+            if previous.is_some_and(|p| p >= key) {
+                return Err(self.read_err(ReadError::Damaged(
+                    "its fingerprints are out of order".into(),
+                )));
+            }
+            previous = Some(key);
+            n += 1;
+        }
+        if n != expected {
+            return Err(self.read_err(ReadError::Damaged(format!(
+                "a walk found {n} fingerprints where its header counts {expected}"
+            ))));
+        }
+        Ok(n as usize)
     }
 
     /// The stored f32 vector of `fingerprint` into `vector`, read at `sequence` where this
@@ -544,42 +763,60 @@ impl VectorIndex {
         vector: &mut Vec<f32>,
     ) -> Result<bool, IndexError> {
         let key = sequence.to_be_bytes();
-        if let Some(bytes) = self.tables.log.get(txn, &key).map_err(|e| self.err(&e))?
+        let get = |db: &Db, key: &[u8]| {
+            get_sealed(&self.shared, db, txn, key).map_err(|e| self.read_err(e))
+        };
+        if let Some(bytes) = self
+            .tables
+            .log
+            .get(txn, &key)
+            .map_err(|e| self.read_err(e.into()))?
             && self.decode_into(&key, bytes, vector)?.fingerprint == fingerprint
         {
             return Ok(true);
         }
-        let Some(now) = self
-            .tables
-            .vectors
-            .get(txn, fingerprint.as_bytes())
-            .map_err(|e| self.err(&e))?
+        let Some(now) = get(&self.tables.vectors, fingerprint.as_bytes())?
             .and_then(|v| <[u8; 8]>::try_from(v).ok())
         else {
             return Ok(false);
         };
-        let Some(bytes) = self.tables.log.get(txn, &now).map_err(|e| self.err(&e))? else {
+        let Some(bytes) = self
+            .tables
+            .log
+            .get(txn, &now)
+            .map_err(|e| self.read_err(e.into()))?
+        else {
             return Ok(false);
         };
         Ok(self.decode_into(&now, bytes, vector)?.fingerprint == fingerprint)
     }
 
-    /// A stored row (`key` is its sequence): its header, and its vector into `vector`.
+    /// A stored row (`key` is its sequence), checked: its header, and its vector into
+    /// `vector`. A damaged row is named by its sequence alone.
     fn decode_into<'b>(
         &self,
         key: &[u8],
-        bytes: &'b [u8],
+        stored: &'b [u8],
         vector: &mut Vec<f32>,
     ) -> Result<StoredRow<'b>, IndexError> {
-        let bad = |what: &str| self.err(&format!("row {}: {what}", String::from_utf8_lossy(key)));
-        let sequence = <[u8; 8]>::try_from(key)
-            .map(u64::from_be_bytes)
-            .map_err(|_| bad("malformed sequence"))?;
+        let sequence = <[u8; 8]>::try_from(key).map(u64::from_be_bytes);
+        let bad = |what: &str| {
+            let row = match sequence {
+                Ok(n) => format!("row #{n}"),
+                Err(_) => format!("a row with a {}-byte key", key.len()),
+            };
+            self.read_err(ReadError::Damaged(format!("{row}: {what}")))
+        };
+        let sequence = sequence.map_err(|_| bad("malformed sequence"))?;
+        let bytes = open_sealed(&self.shared, key, stored).map_err(|e| match e {
+            ReadError::Damaged(why) => bad(&why),
+            other => self.read_err(other),
+        })?;
         let (len, rest) = bytes
-            .split_first_chunk::<2>()
+            .split_first_chunk::<4>()
             .ok_or_else(|| bad("too short"))?;
-        let len = u16::from_le_bytes(*len) as usize;
-        if rest.len() != len + 16 + 4 * self.dimension {
+        let len = u32::from_le_bytes(*len) as usize;
+        if Some(rest.len()) != len.checked_add(16 + 4 * self.dimension) {
             return Err(bad(&format!("{} bytes", bytes.len())));
         }
         let (fp, rest) = rest.split_at(len);
@@ -624,22 +861,27 @@ impl VectorIndex {
 
     /// Whether the vector of `fingerprint` is stored.
     pub fn contains(&self, fingerprint: &str) -> Result<bool, IndexError> {
-        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
-        Ok(self
-            .tables
-            .vectors
-            .get(&txn, fingerprint.as_bytes())
-            .map_err(|e| self.err(&e))?
-            .is_some())
+        let txn = self
+            .shared
+            .read_txn()
+            .map_err(|e| self.read_err(e.into()))?;
+        Ok(get_sealed(
+            &self.shared,
+            &self.tables.vectors,
+            &txn,
+            fingerprint.as_bytes(),
+        )
+        .map_err(|e| self.read_err(e))?
+        .is_some())
     }
 
     /// The store ingest sequence this index has read up to.
     pub fn watermark(&self) -> Result<u64, IndexError> {
-        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
-        Ok(get_meta(&self.tables, &txn, "watermark")
-            .map_err(|e| self.err(&e))?
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0))
+        let txn = self
+            .shared
+            .read_txn()
+            .map_err(|e| self.read_err(e.into()))?;
+        meta_number(&self.shared, &self.tables, &txn, "watermark").map_err(|e| self.read_err(e))
     }
 
     /// Held while catching the index up, so two processes never embed the same episodes.
@@ -660,26 +902,31 @@ impl VectorIndex {
             }
         }
         let t = self.tables;
-        let mut txn = self.shared.env.write_txn().map_err(|e| self.err(&e))?;
-        let run = |txn: &mut RwTxn| -> Result<(), heed::Error> {
-            let mut sequence = last_sequence(&t, txn)?;
+        let mut txn = self.shared.env.write_txn().map_err(|e| self.write_err(e))?;
+        let shared = &self.shared;
+        let run = |txn: &mut RwTxn| -> Result<(), IndexError> {
+            let mut sequence = last_sequence(&t, txn).map_err(|e| self.read_err(e))?;
             let mut bytes = Vec::with_capacity(32 + 4 * self.dimension);
             for r in rows {
                 let fp = r.fingerprint.as_bytes();
-                if let Some(earlier) = t.vectors.get(txn, fp)? {
-                    let earlier = earlier.to_vec();
-                    t.log.delete(txn, &earlier)?;
+                let earlier = get_sealed(shared, &t.vectors, txn, fp)
+                    .map_err(|e| self.read_err(e))?
+                    .map(<[u8]>::to_vec);
+                if let Some(earlier) = earlier {
+                    t.log.delete(txn, &earlier).map_err(|e| self.write_err(e))?;
                 }
                 sequence += 1;
-                encode_row(&mut bytes, r);
+                encode_row(&mut bytes, r).map_err(|e| self.err(&e))?;
+                let key = sequence.to_be_bytes();
                 t.log
-                    .put_with_flags(txn, PutFlags::APPEND, &sequence.to_be_bytes(), &bytes)?;
-                t.vectors.put(txn, fp, &sequence.to_be_bytes())?;
+                    .put_with_flags(txn, PutFlags::APPEND, &key, &seal::sealed(&key, &bytes))
+                    .map_err(|e| self.write_err(e))?;
+                put_sealed(&t.vectors, txn, fp, &key).map_err(|e| self.write_err(e))?;
             }
-            put_meta(&t, txn, "watermark", &watermark.to_string())
+            put_meta(&t, txn, "watermark", &watermark.to_string()).map_err(|e| self.write_err(e))
         };
-        run(&mut txn).map_err(|e| self.err(&e))?;
-        txn.commit().map_err(|e| self.err(&e))?;
+        run(&mut txn)?;
+        txn.commit().map_err(|e| self.write_err(e))?;
         self.refresh()
     }
 
@@ -723,7 +970,10 @@ impl VectorIndex {
             scan(m, self.dimension, query, as_of, pool, 0..rows)
         };
         // The candidates scored exactly, from the stored vectors.
-        let txn = self.shared.env.read_txn().map_err(|e| self.err(&e))?;
+        let txn = self
+            .shared
+            .read_txn()
+            .map_err(|e| self.read_err(e.into()))?;
         let mut hits = Vec::with_capacity(heap.len());
         let mut vector = Vec::with_capacity(self.dimension);
         for Reverse(HeapItem(_, i, _)) in heap {

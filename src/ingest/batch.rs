@@ -1,8 +1,7 @@
 use std::collections::HashMap;
 
 use super::IngestError;
-use crate::model::Timestamp;
-use crate::store::{BatchItem, EpisodeDraft, WriteBatch};
+use crate::store::{BatchItem, EpisodeDraft, KnowledgeTime, WriteBatch};
 
 /// Collects validated drafts, folding exact duplicates and refusing conflicting ones.
 #[derive(Default)]
@@ -29,7 +28,7 @@ impl BatchBuilder {
         &mut self,
         origin: String,
         draft: EpisodeDraft,
-        ingested_at: Timestamp,
+        ingested_at: KnowledgeTime,
     ) -> Result<(), IngestError> {
         if let Some(&index) = self.seen.get(&draft.incident_fingerprint) {
             let first = &self.batch.items[index];

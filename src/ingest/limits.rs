@@ -10,6 +10,10 @@ pub struct RecordLimits {
     pub max_entries: usize,
     /// Bytes of `summary_nl` and of `resolution_nl`, each.
     pub max_text_bytes: usize,
+    /// Bytes of one record as it is read (a line of NDJSON, an element of a JSON array): a
+    /// record past it is refused as soon as it passes, without reading the rest into memory.
+    /// The default holds any record the other bounds let through, escaped.
+    pub max_record_bytes: usize,
 }
 
 impl Default for RecordLimits {
@@ -17,6 +21,7 @@ impl Default for RecordLimits {
         RecordLimits {
             max_entries: 10_000,
             max_text_bytes: 1 << 20,
+            max_record_bytes: 64 << 20,
         }
     }
 }

@@ -11,8 +11,7 @@ mod stream;
 
 use std::path::Path;
 
-use crate::model::Timestamp;
-use crate::store::{ApplyReport, MemoryStore, StoreError, WriteBatch};
+use crate::store::{ApplyReport, KnowledgeTime, MemoryStore, StoreError, WriteBatch};
 
 pub use batch::{BatchBuilder, Prepared};
 pub use error::{IngestError, IngestFailure};
@@ -21,22 +20,32 @@ pub use record::{RECORD_FIELDS, parse_record, parse_record_within};
 pub use source::{Location, RawRecord, RecordSyntaxError, split_records};
 pub use stream::{Checked, check_file, write_file};
 
-/// Reads and validates one file into a batch stamped with knowledge time `now`.
-pub fn prepare_file(path: &Path, now: Timestamp) -> Result<Prepared, IngestFailure> {
+/// Reads and validates one file into a batch stamped with knowledge time `now` (a time, or
+/// [`KnowledgeTime::AtCommit`]).
+pub fn prepare_file(path: &Path, now: impl Into<KnowledgeTime>) -> Result<Prepared, IngestFailure> {
     prepare_file_within(path, now, &RecordLimits::default())
 }
 
 /// [`prepare_file`], refusing records past `limits`.
 pub fn prepare_file_within(
     path: &Path,
-    now: Timestamp,
+    now: impl Into<KnowledgeTime>,
     limits: &RecordLimits,
 ) -> Result<Prepared, IngestFailure> {
-    let text = std::fs::read_to_string(path).map_err(|e| IngestFailure::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
+    let now = now.into();
+    let name = path.display().to_string();
+    let mut builder = BatchBuilder::new();
+    let mut errors = Vec::new();
+    // Read once, front to back, so a pipe works; no record past the bound is held.
+    stream::read_records(path, limits.max_record_bytes, &mut |raw| {
+        let origin = raw.location.describe(&name);
+        match raw.value {
+            Ok(value) => add_record(&mut builder, origin, value, now, limits, &mut errors),
+            Err(e) => errors.push(IngestError::new(origin, "-", e.to_string())),
+        }
+        Ok(())
     })?;
-    prepare_text_within(&path.display().to_string(), &text, now, limits)
+    finish(builder, errors)
 }
 
 /// Runs `each` on every record of `text` that is valid JSON, with its origin; unreadable
@@ -67,7 +76,11 @@ fn located(
 }
 
 /// Validates `text` (named `name` in errors) into a batch.
-pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, IngestFailure> {
+pub fn prepare_text(
+    name: &str,
+    text: &str,
+    now: impl Into<KnowledgeTime>,
+) -> Result<Prepared, IngestFailure> {
     prepare_text_within(name, text, now, &RecordLimits::default())
 }
 
@@ -75,33 +88,51 @@ pub fn prepare_text(name: &str, text: &str, now: Timestamp) -> Result<Prepared, 
 pub fn prepare_text_within(
     name: &str,
     text: &str,
-    now: Timestamp,
+    now: impl Into<KnowledgeTime>,
     limits: &RecordLimits,
 ) -> Result<Prepared, IngestFailure> {
+    let now = now.into();
     let mut builder = BatchBuilder::new();
     let errors = for_each_record(name, text, |origin, value, errors| {
-        if let Some(units) = record::code_units_record(&value, limits) {
-            match units {
-                Ok(units) => {
-                    for (field, unit) in units {
-                        if let Err(e) = builder.push_code_unit(origin.clone(), field, unit) {
-                            errors.push(e);
-                        }
+        add_record(&mut builder, origin, value, now, limits, errors);
+    });
+    finish(builder, errors)
+}
+
+/// One record of a file, validated into `builder` (an episode, or a record of code units);
+/// what is wrong with it goes to `errors`.
+fn add_record(
+    builder: &mut BatchBuilder,
+    origin: String,
+    value: serde_json::Value,
+    now: KnowledgeTime,
+    limits: &RecordLimits,
+    errors: &mut Vec<IngestError>,
+) {
+    if let Some(units) = record::code_units_record(&value, limits) {
+        match units {
+            Ok(units) => {
+                for (field, unit) in units {
+                    if let Err(e) = builder.push_code_unit(origin.clone(), field, unit) {
+                        errors.push(e);
                     }
-                }
-                Err(field_errors) => errors.extend(located(&origin, field_errors)),
-            }
-            return;
-        }
-        match parse_record_within(&value, limits) {
-            Ok(draft) => {
-                if let Err(e) = builder.push(origin, draft, now) {
-                    errors.push(e);
                 }
             }
             Err(field_errors) => errors.extend(located(&origin, field_errors)),
         }
-    });
+        return;
+    }
+    match parse_record_within(&value, limits) {
+        Ok(draft) => {
+            if let Err(e) = builder.push(origin, draft, now) {
+                errors.push(e);
+            }
+        }
+        Err(field_errors) => errors.extend(located(&origin, field_errors)),
+    }
+}
+
+fn finish(builder: BatchBuilder, errors: Vec<IngestError>) -> Result<Prepared, IngestFailure> {
     if errors.is_empty() {
         Ok(builder.finish())
     } else {
@@ -115,9 +146,10 @@ pub fn prepare_text_within(
 pub fn prepare_record(
     origin: &str,
     record: &serde_json::Map<String, serde_json::Value>,
-    now: Timestamp,
+    now: impl Into<KnowledgeTime>,
     limits: &RecordLimits,
 ) -> Result<Prepared, IngestFailure> {
+    let now = now.into();
     let mut builder = BatchBuilder::new();
     let mut errors = Vec::new();
     let mut incident = record.clone();

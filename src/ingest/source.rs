@@ -30,6 +30,12 @@ pub enum RecordSyntaxError {
     Line(serde_json::Error),
     #[error("not UTF-8 ({0}); expected UTF-8 text")]
     NotUtf8(std::str::Utf8Error),
+    /// Refused as soon as it passed the bound, the rest of it skipped unread into memory.
+    #[error(
+        "the record is longer than {limit} bytes, the bound on one record ([ingest] \
+         max_record_bytes in the config file); expected one record per line"
+    )]
+    TooLong { limit: usize },
 }
 
 pub struct RawRecord {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{DefaultHasher, Hasher};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde::de::{SeqAccess, Visitor};
@@ -18,8 +18,7 @@ use super::record::{self, parse_record_within};
 use super::source::{Location, RawRecord, RecordSyntaxError};
 use super::{IngestError, IngestFailure, located, rejection};
 use crate::learning::CodeUnit;
-use crate::model::Timestamp;
-use crate::store::{ApplyReport, BatchItem, MemoryStore, StoreError};
+use crate::store::{ApplyReport, BatchItem, KnowledgeTime, MemoryStore, StoreError};
 
 /// Records handed to the store at a time.
 const CHUNK: usize = 1_000;
@@ -59,7 +58,7 @@ pub fn check_file(path: &Path, limits: &RecordLimits) -> Result<Checked, IngestF
         first: HashMap::new(),
         digest: Digest::default(),
     };
-    let digest = read_records(path, &mut |raw| {
+    let digest = read_records(path, limits.max_record_bytes, &mut |raw| {
         let origin = raw.location.describe(&name);
         let value = match raw.value {
             Ok(v) => v,
@@ -118,9 +117,10 @@ pub fn write_file(
     store: &dyn MemoryStore,
     path: &Path,
     checked: &Checked,
-    now: Timestamp,
+    now: impl Into<KnowledgeTime>,
     limits: &RecordLimits,
 ) -> Result<ApplyReport, IngestFailure> {
+    let now = now.into();
     let name = path.display().to_string();
     let mut source = |sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>| {
         let mut chunk: Vec<BatchItem> = Vec::with_capacity(CHUNK);
@@ -131,7 +131,7 @@ pub fn write_file(
             path: name.clone(),
             message: "stopped".into(),
         };
-        let read = read_records(path, &mut |raw| {
+        let read = read_records(path, limits.max_record_bytes, &mut |raw| {
             let Ok(value) = raw.value else {
                 failed = Some(changed(&name));
                 return Err(stop());
@@ -193,7 +193,7 @@ fn changed(name: &str) -> StoreError {
 /// file changes are told by it. Not a cryptographic hash: a file is trusted not to be crafted
 /// to collide with itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Digest(u64, u64);
+pub(super) struct Digest(u64, u64);
 
 /// Two hashers fed the same bytes, the second after a key byte of its own.
 struct Hashers(DefaultHasher, DefaultHasher);
@@ -225,45 +225,75 @@ fn digest_of(draft: &crate::store::EpisodeDraft) -> Digest {
     h.finish()
 }
 
-/// Reads the bytes it passes on into a digest.
+/// Reads the bytes it passes on into a digest, and counts them against the bound on one
+/// record: the count starts again at each record, and a read past the bound fails.
 struct Digesting<R> {
     inner: R,
     hashers: Hashers,
+    /// Bytes read since the current record began, shared with whoever marks where records
+    /// begin; `None`: not counted (NDJSON lines are bounded as they are read).
+    record: Option<std::rc::Rc<std::cell::Cell<usize>>>,
+    limit: usize,
 }
 
 impl<R: Read> Read for Digesting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(record) = &self.record
+            && record.get() > self.limit
+        {
+            return Err(std::io::Error::other(TooLongRecord));
+        }
         let n = self.inner.read(buf)?;
         self.hashers.write(&buf[..n]);
+        if let Some(record) = &self.record {
+            record.set(record.get().saturating_add(n));
+        }
         Ok(n)
     }
 }
 
+/// The error a bounded read fails with, told apart from other I/O errors by its type.
+#[derive(Debug)]
+struct TooLongRecord;
+
+impl std::fmt::Display for TooLongRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a record longer than the bound on one record")
+    }
+}
+
+impl std::error::Error for TooLongRecord {}
+
 /// Hands each record of the file to `each`, in order, and returns a digest of its bytes: a
 /// file whose first non-blank character is `[` is one JSON array, read element by element;
-/// anything else is NDJSON, read line by line.
-fn read_records(
+/// anything else is NDJSON, read line by line. The file is read once, front to back (a pipe
+/// works as well as a file), and no record longer than `limit` bytes is held in memory: it is
+/// refused as soon as it passes the bound.
+pub(super) fn read_records(
     path: &Path,
+    limit: usize,
     each: &mut dyn FnMut(RawRecord) -> Result<(), IngestFailure>,
 ) -> Result<Digest, IngestFailure> {
     let io = |e: std::io::Error| IngestFailure::Io {
         path: path.display().to_string(),
         message: e.to_string(),
     };
-    let mut file = File::open(path).map_err(io)?;
-    let (skip, array) = first_char(&mut file).map_err(io)?;
-    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    let file = File::open(path).map_err(io)?;
+    let record = std::rc::Rc::new(std::cell::Cell::new(0usize));
     let mut reader = BufReader::with_capacity(
         1 << 16,
         Digesting {
             inner: file,
             hashers: Hashers::new(),
+            record: None,
+            limit,
         },
     );
+    let (blank_lines, array) = skip_to_first_record(&mut reader).map_err(io)?;
     if array {
-        let mut bom = vec![0u8; skip];
-        reader.read_exact(&mut bom).map_err(io)?;
+        reader.get_mut().record = Some(record.clone());
         let mut failure = None;
+        let mut index = 0usize;
         let outcome = {
             let mut de = serde_json::Deserializer::from_reader(&mut reader);
             serde::Deserializer::deserialize_seq(
@@ -271,6 +301,8 @@ fn read_records(
                 Elements {
                     each: &mut *each,
                     failure: &mut failure,
+                    record: &record,
+                    index: &mut index,
                 },
             )
             .and_then(|_| de.end())
@@ -279,27 +311,38 @@ fn read_records(
             return Err(f);
         }
         if let Err(e) = outcome {
+            let too_long = e.is_io() && record.get() > limit;
             each(RawRecord {
-                location: Location::LineColumn(e.line(), e.column()),
-                value: Err(RecordSyntaxError::Array(e)),
+                location: if too_long {
+                    Location::Index(index)
+                } else {
+                    Location::LineColumn(e.line() + blank_lines, e.column())
+                },
+                value: Err(if too_long {
+                    RecordSyntaxError::TooLong { limit }
+                } else {
+                    RecordSyntaxError::Array(e)
+                }),
             })?;
         }
+        reader.get_mut().record = None;
     } else {
         let mut line = Vec::new();
-        let mut number = 0usize;
+        let mut number = blank_lines;
         loop {
-            line.clear();
-            if reader.read_until(b'\n', &mut line).map_err(io)? == 0 {
+            let (read, whole) = read_line_within(&mut reader, &mut line, limit).map_err(io)?;
+            if read == 0 {
                 break;
             }
             number += 1;
-            let bytes = if number == 1 {
-                line.strip_prefix("\u{feff}".as_bytes())
-                    .unwrap_or(&line[..])
-            } else {
-                &line
-            };
-            let value = match std::str::from_utf8(bytes) {
+            if !whole {
+                each(RawRecord {
+                    location: Location::Line(number),
+                    value: Err(RecordSyntaxError::TooLong { limit }),
+                })?;
+                continue;
+            }
+            let value = match std::str::from_utf8(&line) {
                 Ok(text) => {
                     let text = text.strip_suffix('\n').unwrap_or(text);
                     let text = text.strip_suffix('\r').unwrap_or(text);
@@ -321,35 +364,82 @@ fn read_records(
     Ok(reader.into_inner().hashers.finish())
 }
 
-/// The length of a leading BOM, and whether the first non-blank character is `[`.
-fn first_char(file: &mut File) -> std::io::Result<(usize, bool)> {
-    let mut reader = BufReader::new(file);
-    let mut skip = 0;
+/// One line into `line`, newline included: `(bytes read, true)`, or, for a line longer than
+/// `limit`, `(bytes read, false)` with the line read to its end but not kept. `(0, _)` at the
+/// end of the input.
+fn read_line_within(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<(usize, bool)> {
+    line.clear();
+    let mut read = 0usize;
+    let mut whole = true;
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
-            return Ok((skip, false));
+            return Ok((read, whole));
         }
-        let mut i = 0;
-        if skip == 0 && buf.starts_with("\u{feff}".as_bytes()) {
-            skip = 3;
-            i = 3;
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if whole && line.len() + take > limit.saturating_add(2) {
+            // Past the bound (the newline and a carriage return aside): let go of what was
+            // kept and read on to the end of the line.
+            whole = false;
+            line.clear();
+            line.shrink_to(1 << 16);
         }
-        while i < buf.len() && buf[i].is_ascii_whitespace() {
-            i += 1;
+        if whole {
+            line.extend_from_slice(&buf[..take]);
         }
-        if i < buf.len() {
-            return Ok((skip, buf[i] == b'['));
+        reader.consume(take);
+        read += take;
+        if done {
+            return Ok((read, whole));
         }
-        let n = buf.len();
-        reader.consume(n);
     }
 }
 
-/// Hands each element of a JSON array to `each` as it is parsed.
+/// Skips a leading byte-order mark and the blank lines before the first record, without
+/// reading past it: how many line breaks were skipped, and whether the first non-blank
+/// character is `[` (a JSON array).
+fn skip_to_first_record(reader: &mut impl BufRead) -> std::io::Result<(usize, bool)> {
+    if reader.fill_buf()?.starts_with("\u{feff}".as_bytes()) {
+        reader.consume(3);
+    }
+    let mut lines = 0;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((lines, false));
+        }
+        let Some(first) = buf.iter().position(|b| !b.is_ascii_whitespace()) else {
+            lines += buf.iter().filter(|&&b| b == b'\n').count();
+            let n = buf.len();
+            reader.consume(n);
+            continue;
+        };
+        let blank = buf[..first]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        lines += buf[..blank].iter().filter(|&&b| b == b'\n').count();
+        let array = buf[first] == b'[';
+        reader.consume(blank);
+        return Ok((lines, array));
+    }
+}
+
+/// Hands each element of a JSON array to `each` as it is parsed, starting the count of each
+/// element's bytes afresh (see [`Digesting`]).
 struct Elements<'a> {
     each: &'a mut dyn FnMut(RawRecord) -> Result<(), IngestFailure>,
     failure: &'a mut Option<IngestFailure>,
+    record: &'a std::cell::Cell<usize>,
+    /// The element being read.
+    index: &'a mut usize,
 }
 
 impl<'de> Visitor<'de> for Elements<'_> {
@@ -360,16 +450,17 @@ impl<'de> Visitor<'de> for Elements<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index = 0;
+        self.record.set(0);
         while let Some(value) = seq.next_element::<Value>()? {
             if let Err(e) = (self.each)(RawRecord {
-                location: Location::Index(index),
+                location: Location::Index(*self.index),
                 value: Ok(value),
             }) {
                 *self.failure = Some(e);
                 return Err(serde::de::Error::custom("stopped"));
             }
-            index += 1;
+            *self.index += 1;
+            self.record.set(0);
         }
         Ok(())
     }

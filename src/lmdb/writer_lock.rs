@@ -93,9 +93,15 @@ impl WriterLock {
                 Err(TryLockError::Error(e)) => return Err(io(e)),
             }
         }
-        file.set_len(0).map_err(io)?;
-        file.seek(SeekFrom::Start(0)).map_err(io)?;
-        file.write_all(describe_self().as_bytes()).map_err(io)?;
+        // Who holds it is said for the writers that wait; a full disk may keep it from being
+        // written, and the lock holds all the same.
+        let described = file
+            .set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| file.write_all(describe_self().as_bytes()));
+        if let Err(e) = described {
+            tracing::debug!(lock = %self.path.display(), error = %e, "cannot say who holds the lock");
+        }
         Ok(WriterGuard { file })
     }
 }
@@ -110,7 +116,7 @@ fn holder_of(file: &mut File) -> String {
             .trim()
             .chars()
             .map(|c| {
-                if c.is_control() {
+                if crate::redact::is_terminal_unsafe(c) {
                     format!("\\u{{{:x}}}", c as u32)
                 } else {
                     c.to_string()

@@ -28,7 +28,7 @@ use crate::learning::skill::listed;
 use crate::model::Timestamp;
 use crate::query::{FactsReport, Lineage, TimelinePage};
 use crate::recall::{RecallRequest, RecallResponse};
-use crate::store::{ApplyReport, MemoryStore};
+use crate::store::{ApplyReport, KnowledgeTime, MemoryStore};
 
 /// What time a call is answered at, and what knowledge time a write records.
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +44,15 @@ impl Clock {
         match self {
             Clock::Wall => Timestamp::now(),
             Clock::Fixed(t) => t,
+        }
+    }
+
+    /// The knowledge time a write records: on the machine's clock, when it commits (a
+    /// `record_incident` that waits for an ingest in another process is stamped after it).
+    pub fn knowledge_time(self) -> KnowledgeTime {
+        match self {
+            Clock::Wall => KnowledgeTime::AtCommit,
+            Clock::Fixed(t) => KnowledgeTime::At(t),
         }
     }
 }
@@ -191,7 +200,7 @@ impl MemoryServer {
         &self,
         Parameters(record): Parameters<JsonObject>,
     ) -> Result<CallToolResult, ErrorData> {
-        let now = self.now();
+        let now = self.memory.clock.knowledge_time();
         let memory = self.memory.clone();
         let written = blocking(move || {
             let prepared = ingest::prepare_record("record_incident", &record, now, &memory.limits)?;

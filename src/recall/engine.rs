@@ -350,7 +350,10 @@ impl RecallEngine {
             let q = query.clone();
             let handle = tokio::task::spawn_blocking(move || {
                 let t0 = Instant::now();
-                let result = leg.search(&q);
+                // A panic in a leg (a library tripping over a damaged index) is that leg's
+                // failure, in one line; it is logged, never printed.
+                let result = crate::caught::catch(&format!("the {kind} leg"), || leg.search(&q))
+                    .unwrap_or_else(|panic| Err(LegError::Failed(panic)));
                 (result, t0.elapsed().as_secs_f64() * 1e3)
             });
             tasks.push((kind, tokio::time::timeout(self.timeout, handle)));
@@ -376,7 +379,11 @@ impl RecallEngine {
                         hits.fingerprints = fingerprints;
                         hits.scores = kept;
                     }
-                    report.status = LegStatus::Ok;
+                    report.status = match hits.lag {
+                        Some(_) => LegStatus::Behind,
+                        None => LegStatus::Ok,
+                    };
+                    report.error = hits.lag.take();
                     report.hits = hits.fingerprints.len();
                     report.embed_ms = hits.embed_ms;
                     report.note = hits.note.take();
@@ -398,7 +405,7 @@ impl RecallEngine {
                         Some(format!("no answer within {} ms", self.timeout.as_millis()));
                 }
             }
-            if report.status != LegStatus::Ok {
+            if !report.status.answered() {
                 tracing::warn!(leg = %kind, error = ?report.error, "recall leg contributed nothing");
             }
         }
@@ -492,4 +499,52 @@ fn suggest_skills(
     let mut out: Vec<SkillSuggestion> = by_name.into_values().collect();
     out.sort_by(|a, b| b.matches.cmp(&a.matches).then_with(|| a.name.cmp(&b.name)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recall::{FusionPolicy, LegSet};
+
+    /// A leg that trips over its index the way a library reading damaged files can.
+    struct Tripping;
+
+    impl RecallLeg for Tripping {
+        fn leg(&self) -> Leg {
+            Leg::Bm25
+        }
+
+        fn search(&self, _: &LegQuery) -> Result<LegHits, LegError> {
+            panic!("mid > len\nstack backtrace: \u{1b}[31m…");
+        }
+    }
+
+    #[test]
+    fn a_panic_in_a_leg_is_that_legs_failure_in_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn MemoryStore> =
+            Arc::new(crate::store::embedded::EmbeddedStore::open(dir.path()).unwrap());
+        let mut engine = RecallEngine::new(vec![Arc::new(Tripping)], store, "none".into());
+        engine.timeout = Duration::from_secs(30);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let r = runtime.block_on(engine.recall(&RecallRequest {
+            text: "anything".into(),
+            entities: Vec::new(),
+            as_of: AsOf::now(Timestamp::from_millis(0)),
+            k: 5,
+            legs: LegSet::ALL,
+            fusion: FusionPolicy::Rrf,
+            exclude: Vec::new(),
+            stale: Default::default(),
+        }));
+        assert_eq!(r.legs.bm25.status, LegStatus::Failed);
+        assert_eq!(
+            r.legs.bm25.error.as_deref(),
+            Some("the bm25 leg stopped on an internal error: mid > len")
+        );
+        assert!(r.results.is_empty());
+    }
 }

@@ -179,6 +179,37 @@ pub struct LegHits {
     pub embed_ms: Option<f64>,
     /// What the leg worked from, e.g. the graph seeds.
     pub note: Option<String>,
+    /// Why its answer is short of the store, when it is: its index lags the store (`behind
+    /// N episodes`) or is being rebuilt. The leg still answers from what it holds.
+    pub lag: Option<String>,
+}
+
+/// How many episodes the store held when the indexes last caught up: what an index-backed leg
+/// compares its index with, without asking the store anything on the recall's path (a leg
+/// stays independent of a store server that is down or paused).
+#[derive(Debug, Default)]
+pub struct StoreEpisodes(std::sync::atomic::AtomicU64);
+
+impl StoreEpisodes {
+    pub fn set(&self, episodes: u64) {
+        self.0.store(episodes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// What an index holding `held` episodes says of itself: `behind N episodes`, or nothing.
+    pub fn lag(&self, held: u64) -> Option<String> {
+        lag_of(held, self.0.load(std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+/// What an index-backed leg says when its index holds fewer episodes than the store.
+fn lag_of(held: u64, total: u64) -> Option<String> {
+    (held < total).then(|| {
+        format!(
+            "behind {} episodes: its index holds {held} of the store's {total} \
+             (`strata index` catches it up)",
+            total - held
+        )
+    })
 }
 
 /// A leg's failure: it contributes nothing and says why.

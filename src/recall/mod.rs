@@ -23,7 +23,7 @@ pub use engine::{
 };
 pub use fate::{Resolver, StalePolicy, Successor, Superseded};
 pub use fusion::{FusionPolicy, LegWeights, OrderKey};
-pub use leg::{ChoiceError, Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
+pub use leg::{ChoiceError, Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg, StoreEpisodes};
 pub use open::{RecallStack, StackOptions};
 pub use response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,

@@ -2,13 +2,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::engine::RecallEngine;
-use super::leg::{Leg, RecallLeg};
+use super::leg::{Leg, RecallLeg, StoreEpisodes};
 use super::legs::{Bm25Leg, GraphLeg, SemanticLeg, UnavailableLeg};
 use super::warming::Warming;
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
 use crate::index::{
-    IndexError, SyncReport, VectorLocation, VectorStore, store_identity, sync_text, sync_vectors,
+    IndexError, SyncReport, Synced, VectorLocation, VectorStore, store_identity, sync_text,
+    sync_vectors,
 };
 use crate::store::MemoryStore;
 
@@ -33,8 +34,13 @@ pub struct RecallStack {
     pub sync: SyncReport,
     /// Things the user should know (an index rebuilt, a leg unavailable).
     pub notices: Vec<String>,
+    /// What stopped a catch-up of the indexes at opening (also among the notices): an index
+    /// left behind the store.
+    pub stopped: Vec<String>,
     /// Whether the vectors lag the store while a first embedding runs in the background.
     pub warming: Arc<Warming>,
+    /// The store's episodes as of the last catch-up, which the index-backed legs compare with.
+    episodes: Arc<StoreEpisodes>,
 }
 
 impl RecallStack {
@@ -108,7 +114,9 @@ impl RecallStack {
         notices.extend(semantic_down.clone());
         phase("vector index open");
         let warming = Arc::new(Warming::default());
+        let episodes = Arc::new(StoreEpisodes::default());
         let mut report = SyncReport::default();
+        let mut stopped = Vec::new();
         if options.sync {
             let (caught_up, problems) = catch_up_indexes(
                 store.as_ref(),
@@ -117,11 +125,13 @@ impl RecallStack {
                     vectors: &vectors,
                     embedder: &embedder,
                 },
-                &warming,
+                (&warming, &episodes),
                 progress,
             );
+            notices.extend(problems.iter().cloned());
+            notices.extend(unreadable_notice(&caught_up));
             report = caught_up;
-            notices.extend(problems);
+            stopped = problems;
             phase("indexes caught up");
         }
         let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
@@ -130,6 +140,7 @@ impl RecallStack {
                 e.clone(),
                 v.clone(),
                 warming.clone(),
+                episodes.clone(),
             ))),
             _ => legs.push(Arc::new(UnavailableLeg {
                 leg: Leg::Semantic,
@@ -137,7 +148,7 @@ impl RecallStack {
             })),
         }
         match &text {
-            Some(t) => legs.push(Arc::new(Bm25Leg::new(t.clone()))),
+            Some(t) => legs.push(Arc::new(Bm25Leg::new(t.clone(), episodes.clone()))),
             None => legs.push(Arc::new(UnavailableLeg {
                 leg: Leg::Bm25,
                 reason: "text index unavailable".into(),
@@ -164,7 +175,9 @@ impl RecallStack {
             embedder,
             sync: report,
             notices,
+            stopped,
             warming,
+            episodes,
         }
     }
 }
@@ -199,7 +212,7 @@ impl RecallStack {
                 vectors: &self.vectors,
                 embedder: &self.embedder,
             },
-            &self.warming,
+            (&self.warming, &self.episodes),
             progress,
         );
         problems.extend(self.engine.catch_up_legs());
@@ -220,6 +233,9 @@ impl RecallStack {
             match (store.stats(), v.count()) {
                 (Ok(stats), Ok(held)) if (held as u64) < stats.episodes => {
                     self.warming.behind(held as u64, stats.episodes);
+                    if let Some(why) = v.rebuilt() {
+                        self.warming.rebuilding(why);
+                    }
                     // From now on the vectors are [`Self::warm`]'s: the caller runs it, and
                     // the catch-up below leaves them alone.
                     self.warming.set_running(true);
@@ -241,10 +257,12 @@ impl RecallStack {
             return 0;
         };
         self.warming.set_running(true);
-        let embedded = embed_missing(store, (v, e), &self.warming, progress).unwrap_or_else(|e| {
-            self.warming.stopped(e.to_string());
-            0
-        });
+        let embedded = embed_missing(store, (v, e), &self.warming, progress)
+            .map(|synced| synced.written)
+            .unwrap_or_else(|e| {
+                self.warming.stopped(e.to_string());
+                0
+            });
         self.warming.set_running(false);
         embedded
     }
@@ -256,19 +274,32 @@ struct Semantic<'a> {
     embedder: &'a Option<Arc<dyn Embedder>>,
 }
 
-/// Text first (it is fast), then the vectors; what stopped either is returned.
+/// Text first (it is fast), then the vectors; what stopped either is returned. `episodes`
+/// learns how many episodes the store holds, for the legs to compare their indexes with.
 fn catch_up_indexes(
     store: &dyn MemoryStore,
     text: Option<&Bm25Index>,
     Semantic { vectors, embedder }: Semantic<'_>,
-    warming: &Warming,
+    (warming, episodes): (&Warming, &StoreEpisodes),
     progress: &mut dyn FnMut(u64, u64),
 ) -> (SyncReport, Vec<String>) {
+    match store.episode_count() {
+        Ok(n) => episodes.set(n),
+        Err(e) => tracing::warn!(error = %e, "cannot count the store's episodes"),
+    }
     let mut report = SyncReport::default();
     let mut problems = Vec::new();
+    let unreadable = |synced: Synced, report: &mut SyncReport| {
+        for row in synced.unreadable {
+            if !report.unreadable.contains(&row) {
+                report.unreadable.push(row);
+            }
+        }
+        synced.written
+    };
     if let Some(t) = text {
         match sync_text(store, t, progress) {
-            Ok(n) => report.text_indexed = n,
+            Ok(synced) => report.text_indexed = unreadable(synced, &mut report),
             Err(e) => problems.push(format!("text index catch-up stopped: {e}")),
         }
     }
@@ -276,11 +307,21 @@ fn catch_up_indexes(
         && !warming.is_running()
     {
         match embed_missing(store, (v, e), warming, progress) {
-            Ok(n) => report.vectors_embedded = n,
+            Ok(synced) => report.vectors_embedded = unreadable(synced, &mut report),
             Err(e) => problems.push(format!("vector index catch-up stopped: {e}")),
         }
     }
     (report, problems)
+}
+
+/// What the user is told of episodes the indexes went on without.
+fn unreadable_notice(report: &SyncReport) -> Option<String> {
+    let first = report.unreadable.first()?;
+    Some(format!(
+        "{} episode(s) of the store cannot be read, and the indexes go on without them \
+         (`strata check` lists every bad record); the first: {first}",
+        report.unreadable.len()
+    ))
 }
 
 /// [`sync_vectors`], with its progress (and its end) told to `warming` too.
@@ -289,14 +330,14 @@ fn embed_missing(
     (vectors, embedder): (&Arc<dyn VectorStore>, &Arc<dyn Embedder>),
     warming: &Warming,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<usize, IndexError> {
+) -> Result<Synced, IndexError> {
     let mut told = |done: u64, total: u64| {
         warming.progress(done, total);
         progress(done, total);
     };
-    let embedded = sync_vectors(store, vectors.as_ref(), embedder.as_ref(), &mut told)?;
+    let synced = sync_vectors(store, vectors.as_ref(), embedder.as_ref(), &mut told)?;
     warming.caught_up();
-    Ok(embedded)
+    Ok(synced)
 }
 
 /// This process's anonymous resident memory (its heap, mostly) in MiB, for the log.

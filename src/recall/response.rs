@@ -12,6 +12,9 @@ use crate::model::{EntityKey, Timestamp};
 #[serde(rename_all = "lowercase")]
 pub enum LegStatus {
     Ok,
+    /// It answered from an index that lags the store (or is being rebuilt): its results
+    /// count, and `error` says how far behind it is.
+    Behind,
     Failed,
     Timeout,
     Disabled,
@@ -21,10 +24,16 @@ impl LegStatus {
     pub fn as_str(self) -> &'static str {
         match self {
             LegStatus::Ok => "ok",
+            LegStatus::Behind => "behind",
             LegStatus::Failed => "failed",
             LegStatus::Timeout => "timeout",
             LegStatus::Disabled => "disabled",
         }
+    }
+
+    /// Whether the leg's results were fused.
+    pub fn answered(self) -> bool {
+        matches!(self, LegStatus::Ok | LegStatus::Behind)
     }
 }
 

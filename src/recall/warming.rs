@@ -14,6 +14,8 @@ enum Lag {
 #[derive(Debug, Default)]
 pub struct Warming {
     lag: Mutex<Option<Lag>>,
+    /// Why the index is being rebuilt from the store (damaged, another store's), if it is.
+    rebuilding: Mutex<Option<String>>,
     /// A background embedding is under way: other catch-ups leave the vectors to it.
     running: AtomicBool,
 }
@@ -28,6 +30,9 @@ impl Warming {
 
     pub fn caught_up(&self) {
         self.set(None);
+        if let Ok(mut r) = self.rebuilding.lock() {
+            *r = None;
+        }
     }
 
     /// The background embedding failed: the leg says why until a later catch-up succeeds.
@@ -47,6 +52,13 @@ impl Warming {
         }
     }
 
+    /// The vectors are embedded afresh because the index was started over, for `why`.
+    pub fn rebuilding(&self, why: String) {
+        if let Ok(mut r) = self.rebuilding.lock() {
+            *r = Some(why);
+        }
+    }
+
     pub fn set_running(&self, running: bool) {
         self.running.store(running, Ordering::SeqCst);
     }
@@ -58,11 +70,16 @@ impl Warming {
     /// Why the semantic leg cannot answer yet, if it cannot.
     pub fn reason(&self) -> Option<String> {
         let lag = self.lag.lock().ok()?;
-        match lag.as_ref()? {
-            Lag::Embedding { done, total } => Some(format!(
+        let rebuilding = self.rebuilding.lock().ok().and_then(|r| r.clone());
+        match (lag.as_ref()?, rebuilding) {
+            (Lag::Embedding { done, total }, Some(why)) => Some(format!(
+                "rebuilding its index ({why}): {done} of {total} episodes embedded; the \
+                 semantic leg answers when that is done"
+            )),
+            (Lag::Embedding { done, total }, None) => Some(format!(
                 "embedding the memory: {done} of {total} episodes; the semantic leg answers when that is done"
             )),
-            Lag::Stopped(why) => Some(format!("embedding the memory stopped: {why}")),
+            (Lag::Stopped(why), _) => Some(format!("embedding the memory stopped: {why}")),
         }
     }
 

@@ -135,3 +135,10 @@ pub fn redact_json(value: &mut serde_json::Value) {
 pub fn redact(text: &str) -> Cow<'_, str> {
     CONFIGURED.get().unwrap_or(&DEFAULT).redact(text)
 }
+
+/// Characters that never reach a terminal raw: control characters, and the bidirectional
+/// overrides and isolates (U+202A–U+202E, U+2066–U+2069), which reorder what a terminal
+/// shows after them, so a hostile string could make a line read other than it is.
+pub fn is_terminal_unsafe(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}

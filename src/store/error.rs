@@ -12,10 +12,30 @@ pub enum StoreError {
     },
     #[error("cannot open the store at {path}: {message}")]
     Open { path: PathBuf, message: String },
+    /// The store's file is not what its own pages say: it was not mapped, nothing was read.
+    #[error(
+        "the store file {file} is damaged: {why}. Nothing was read from it. Restore the store \
+         from a backup (stop every Strata process first); `strata check` reports the same"
+    )]
+    Damaged { file: PathBuf, why: String },
+    /// The store's file is missing or empty where a store was recorded.
+    #[error(
+        "the store file {file} is {state}, but {evidence}: the store was lost, and it is not \
+         taken for a new one. Restore it from a backup; or, to start a new store here on \
+         purpose, move the data directory's index/ and store.generation aside first"
+    )]
+    Lost {
+        file: PathBuf,
+        state: &'static str,
+        evidence: String,
+    },
     /// Another writer held the store for longer than this one may wait.
     #[error(transparent)]
     Busy(#[from] crate::lmdb::LockError),
-    #[error("cannot {what}: the store at {path} is on a read-only filesystem (open read-only)")]
+    #[error(
+        "cannot {what}: the store at {path} is read-only to this process (a read-only \
+         filesystem, or files it may not write); it reads, and writes are refused"
+    )]
     ReadOnly { path: PathBuf, what: String },
     #[error(
         "the store at {path} was written by a newer Strata ({written_by}, schema version {found}); \
@@ -84,7 +104,7 @@ pub enum StoreError {
     #[error("{server}: unexpected reply: {message}")]
     Malformed { server: String, message: String },
     /// The embedded store's database failed.
-    #[error("the local store: {0}")]
+    #[error("the local store: {0}{hint}", hint = damage_hint(.0))]
     Local(#[from] heed::Error),
     #[error("{store} keeps no {what}")]
     Unsupported { store: String, what: &'static str },
@@ -124,8 +144,32 @@ impl StoreError {
     }
 }
 
+fn damage_hint(e: &heed::Error) -> &'static str {
+    if crate::lmdb::is_damage(e) {
+        " (its file is damaged: `strata check` says where; restore the store from a backup)"
+    } else {
+        ""
+    }
+}
+
 /// Below this much free space a failed write is put down to a full disk.
 pub(crate) const FULL_BELOW_BYTES: u64 = 64 << 20;
+
+/// Bytes free to an unprivileged writer on the filesystem holding `path`.
+pub fn free_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a zeroed statvfs is a valid out-parameter.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `stat` a properly sized out-parameter.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut stat) };
+    (rc == 0).then(|| (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+}
+
+/// Whether the filesystem holding `path` is (nearly) full: what a failed write is put down to.
+pub fn is_disk_full(path: &std::path::Path) -> bool {
+    free_bytes(path).is_some_and(|f| f < FULL_BELOW_BYTES)
+}
 
 fn describe_space(free: Option<u64>) -> String {
     match free {

@@ -13,13 +13,15 @@ use serde::Serialize;
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
 
-pub use error::StoreError;
+pub use error::{StoreError, free_bytes, is_disk_full};
 
 /// Hands the items of one batch, chunk by chunk, to the sink it is given.
 pub type ChunkSource<'a> = dyn FnMut(&mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>) -> Result<(), StoreError>
     + 'a;
 pub use location::StoreLocation;
-pub use write::{ApplyReport, BatchItem, EpisodeDraft, FactDraft, SupersedeDraft, WriteBatch};
+pub use write::{
+    ApplyReport, BatchItem, EpisodeDraft, FactDraft, KnowledgeTime, SupersedeDraft, WriteBatch,
+};
 
 /// A fact edge reduced to what graph traversal needs: whose, and its four times.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +66,19 @@ pub struct StoreStats {
     pub invalidated_edges: u64,
 }
 
+/// A page of the store's ingest log ([`MemoryStore::episodes_since`]).
+#[derive(Debug, Default)]
+pub struct LogPage {
+    pub episodes: Vec<(u64, MemoryEpisode)>,
+    /// Rows of the log whose episode cannot be read, with why: work derived from the log goes
+    /// on without them and says so.
+    pub unreadable: Vec<(u64, StoreError)>,
+    /// The last sequence the page covers, read or not; 0 for an empty page.
+    pub last: u64,
+}
+
 /// The result of a full consistency check.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct IntegrityReport {
     pub checked_episodes: u64,
     pub checked_facts: u64,
@@ -183,13 +196,10 @@ pub trait MemoryStore: Send + Sync {
             .collect()
     }
 
-    /// Episodes in the order the store learned of them, after ingest sequence `after`
-    /// (sequences start at 1): how derived indexes catch up.
-    fn episodes_since(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError>;
+    /// Up to `limit` rows of the ingest log after sequence `after` (sequences start at 1):
+    /// the episodes in the order the store learned of them, and the rows whose episode cannot
+    /// be read. How derived indexes and live views catch up.
+    fn episodes_since(&self, after: u64, limit: usize) -> Result<LogPage, StoreError>;
 
     /// Compact links from an entity to the episodes with a fact about it, for traversal.
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError>;
@@ -211,6 +221,12 @@ pub trait MemoryStore: Send + Sync {
     }
 
     fn stats(&self) -> Result<StoreStats, StoreError>;
+
+    /// How many episodes the store holds (what [`Self::stats`] counts, alone and cheaply):
+    /// what a leg compares its index with on every recall.
+    fn episode_count(&self) -> Result<u64, StoreError> {
+        Ok(self.stats()?.episodes)
+    }
 
     /// The store's stable identity, recorded in it when it was first written; `None` for a
     /// store nobody has written through Strata yet. Derived indexes record the identity they
@@ -308,7 +324,7 @@ pub trait MemoryStore: Send + Sync {
     fn add_skills(
         &self,
         drafts: &[SkillDraft],
-        recorded_at: Timestamp,
+        recorded_at: KnowledgeTime,
     ) -> Result<usize, StoreError> {
         let _ = (drafts, recorded_at);
         Err(StoreError::Unsupported {

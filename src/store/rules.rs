@@ -6,15 +6,24 @@ use crate::model::{FactEdge, Relation, Timestamp};
 use crate::store::{BatchItem, EpisodeDraft, StoreError, SupersedeDraft};
 
 /// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.
-pub fn knowledge_time(item: &BatchItem, high_water: Option<Timestamp>) -> Result<(), StoreError> {
+/// `at` is the knowledge time `item` is written with.
+pub fn knowledge_time(
+    item: &BatchItem,
+    at: Timestamp,
+    high_water: Option<Timestamp>,
+) -> Result<(), StoreError> {
     match high_water {
-        Some(high) if item.ingested_at < high => Err(StoreError::rejected(
+        Some(high) if at < high => Err(StoreError::rejected(
             &item.origin,
             "ingested_at",
             format!(
-                "knowledge time {} is before {high}, the latest the store has recorded; what memory \
-                 knew then cannot be rewritten (ingest with a later --now)",
-                item.ingested_at
+                "knowledge time {at} is before {high}, the latest the store has recorded; what \
+                 memory knew then cannot be rewritten ({})",
+                match item.ingested_at {
+                    crate::store::KnowledgeTime::At(_) => "ingest with a later --now",
+                    crate::store::KnowledgeTime::AtCommit =>
+                        "this machine's clock is behind the one that wrote it",
+                }
             ),
         )),
         _ => Ok(()),
@@ -94,6 +103,7 @@ pub fn no_fact_to_close(item: &BatchItem, index: usize, s: &SupersedeDraft) -> S
 /// `knowledge_time` runs first when the fact would be closed.
 pub fn closes(
     item: &BatchItem,
+    at: Timestamp,
     index: usize,
     s: &SupersedeDraft,
     relation: Relation,
@@ -103,14 +113,14 @@ pub fn closes(
     match edge.t_invalid {
         None => {
             knowledge_time()?;
-            if item.ingested_at < edge.ingested_at {
+            if at < edge.ingested_at {
                 return Err(StoreError::rejected(
                     &item.origin,
                     field(index, "incident_fingerprint"),
                     format!(
                         "closes {:?}'s {relation} fact about {}, recorded at {}, with the \
                          earlier knowledge time {}; expected the closing to be recorded after",
-                        s.prior, s.entity, edge.ingested_at, item.ingested_at
+                        s.prior, s.entity, edge.ingested_at, at
                     ),
                 ));
             }

@@ -60,12 +60,46 @@ pub struct EpisodeDraft {
     pub skills: Vec<crate::learning::SkillDraft>,
 }
 
+/// When what a batch writes becomes known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnowledgeTime {
+    /// A time given (`--now`, a replay, an evaluation that stamps each record).
+    At(Timestamp),
+    /// The clock when the batch is written, read inside the writer's turn: of two writers the
+    /// first to commit is stamped first, whichever began (or finished validating) first.
+    AtCommit,
+}
+
+impl KnowledgeTime {
+    /// The time recorded for a batch written in a turn that began at `turn_began`.
+    pub fn resolve(self, turn_began: Timestamp) -> Timestamp {
+        match self {
+            KnowledgeTime::At(t) => t,
+            KnowledgeTime::AtCommit => turn_began,
+        }
+    }
+
+    /// The time given, if one was.
+    pub fn fixed(self) -> Option<Timestamp> {
+        match self {
+            KnowledgeTime::At(t) => Some(t),
+            KnowledgeTime::AtCommit => None,
+        }
+    }
+}
+
+impl From<Timestamp> for KnowledgeTime {
+    fn from(t: Timestamp) -> Self {
+        KnowledgeTime::At(t)
+    }
+}
+
 /// A draft with where it came from (for error messages) and the knowledge time to stamp.
 #[derive(Clone, Debug)]
 pub struct BatchItem {
     pub origin: String,
     pub draft: EpisodeDraft,
-    pub ingested_at: Timestamp,
+    pub ingested_at: KnowledgeTime,
 }
 
 /// Written atomically: all items or none.

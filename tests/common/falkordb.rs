@@ -237,3 +237,32 @@ pub fn raw_query(url: &FalkorUrl, cypher: &str) -> redis::Value {
         .query(&mut c)
         .unwrap()
 }
+
+/// Waits until the server at `addr` stops answering a PING within 100 ms, which it does only
+/// while its main thread runs a write (Strata's writes run in MULTI/EXEC there, while reads
+/// run on worker threads): proof that a write is in flight. `false` when `gave_up` says to stop
+/// first (the writer finished) or `bound` passes.
+pub fn wait_until_writing(
+    addr: &str,
+    gave_up: &mut dyn FnMut() -> bool,
+    bound: std::time::Duration,
+) -> bool {
+    let client = redis::Client::open(format!("redis://{addr}/")).unwrap();
+    let mut con = client
+        .get_connection_with_timeout(std::time::Duration::from_secs(2))
+        .unwrap();
+    con.set_read_timeout(Some(std::time::Duration::from_millis(100)))
+        .unwrap();
+    let deadline = std::time::Instant::now() + bound;
+    while std::time::Instant::now() < deadline {
+        if gave_up() {
+            return false;
+        }
+        match redis::cmd("PING").query::<String>(&mut con) {
+            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
+            Err(e) if e.is_timeout() => return true,
+            Err(e) => panic!("probing {addr}: {e}"),
+        }
+    }
+    false
+}

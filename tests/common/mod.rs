@@ -73,6 +73,19 @@ pub fn strata_command(data: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// Says that a test is skipped and why, where it is seen: on stderr past the harness's
+/// capture, so `cargo test` shows it even when the test passes.
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+/// Whether this process runs as root (CI does: mounts and other users are available).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Sends `kill -NAME` to a process (KILL, STOP, CONT…).
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")

@@ -9,7 +9,7 @@ use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::{excerpt, print_json, safe, say};
 use strata::embed::{CachedEmbedder, Embedder};
 use strata::eval::{self, DatasetReport, EvalReport, LabelledQuery};
-use strata::import::postmortems::{self, KnowledgeTime};
+use strata::import::postmortems::{self, LearnedAt};
 use strata::ingest;
 use strata::recall::{RecallStack, StackOptions};
 use strata::store::MemoryStore;
@@ -85,8 +85,7 @@ pub fn run(ctx: &Context, args: &EvalArgs) -> Result<ExitCode> {
         match postmortem_dir(args.postmortems.as_deref()) {
             Some(dir) => {
                 say!("eval: importing postmortems from {}", dir.display());
-                let converted =
-                    postmortems::convert_dir(&dir, KnowledgeTime::AfterConclusion(DAY_MS))?;
+                let converted = postmortems::convert_dir(&dir, LearnedAt::AfterConclusion(DAY_MS))?;
                 let labels = eval::postmortem_labels(&converted.batch);
                 let store = Arc::new(EmbeddedStore::open(&scratch.path().join("postmortems"))?);
                 ingest::write(store.as_ref(), &converted.batch)?;
@@ -234,7 +233,7 @@ fn load_dataset(
     say!("eval: ingesting {}", records.display());
     let mut prepared = ingest::prepare_file_within(&records, ctx.now, &ctx.config.ingest)?;
     for item in &mut prepared.batch.items {
-        item.ingested_at = item.draft.concluded_at;
+        item.ingested_at = strata::store::KnowledgeTime::At(item.draft.concluded_at);
     }
     let store = Arc::new(EmbeddedStore::open(store_dir)?);
     ingest::write(store.as_ref(), &prepared.batch)?;
@@ -251,7 +250,7 @@ fn synthetic_store(ctx: &Context, episodes: usize, dir: &Path) -> Result<Arc<Emb
     let mut prepared =
         ingest::prepare_text_within("synthetic", &text, ctx.now, &ctx.config.ingest)?;
     for item in &mut prepared.batch.items {
-        item.ingested_at = item.draft.concluded_at;
+        item.ingested_at = strata::store::KnowledgeTime::At(item.draft.concluded_at);
     }
     let store = Arc::new(EmbeddedStore::open(dir)?);
     ingest::write(store.as_ref(), &prepared.batch)?;

@@ -30,7 +30,8 @@ pub fn run(ctx: &Context, json: bool) -> Result<ExitCode> {
             stack.engine.embedder_label()
         );
     }
-    Ok(if stack.notices.is_empty() || stack.text.is_some() {
+    // The indexes caught up, or a failure saying which did not.
+    Ok(if stack.stopped.is_empty() && stack.text.is_some() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -18,7 +18,8 @@ pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
         Clock::Wall
     } else {
         // A fixed --now is a knowledge time every write records: refused when far ahead.
-        Clock::Fixed(ctx.knowledge_time()?)
+        ctx.knowledge_time()?;
+        Clock::Fixed(ctx.now)
     };
     let server = MemoryServer::new(Memory {
         describe: store.describe(),

@@ -87,7 +87,7 @@ pub fn print_table(r: &RecallResponse) {
         if let Some(e) = l.embed_ms {
             line.push_str(&format!(" (query embedding {e:.1} ms)"));
         }
-        if l.status == LegStatus::Ok {
+        if l.status.answered() {
             line.push_str(&format!(" · weight {:.3}", l.weight));
         }
         if let Some(c) = &l.confidence {

@@ -40,6 +40,8 @@ impl Health {
                 Health::Unreachable(message)
             }
             StoreError::Corrupt { .. }
+            | StoreError::Damaged { .. }
+            | StoreError::Lost { .. }
             | StoreError::NewerSchema { .. }
             | StoreError::Malformed { .. }
             | StoreError::Migration(_)

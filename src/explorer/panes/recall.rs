@@ -465,11 +465,12 @@ fn legs_line(r: &RecallPane, s: &Shared) -> Line<'static> {
             let rep = resp.legs.get(leg);
             let style = match rep.status {
                 LegStatus::Ok => t.good(),
+                LegStatus::Behind => t.warn(),
                 LegStatus::Disabled => t.muted(),
                 LegStatus::Failed | LegStatus::Timeout => t.bad(),
             };
             let detail = match rep.status {
-                LegStatus::Ok => match &rep.confidence {
+                LegStatus::Ok | LegStatus::Behind => match &rep.confidence {
                     Some(c) => format!(
                         "{} hits {} conf {:.2}",
                         rep.hits,

@@ -184,6 +184,7 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
             let style = match report.status {
                 LegStatus::Ok => t.good(),
                 LegStatus::Disabled => t.muted(),
+                LegStatus::Behind => t.warn(),
                 LegStatus::Failed | LegStatus::Timeout => t.bad(),
             };
             spans.push(Span::styled(" │ ", t.muted()));

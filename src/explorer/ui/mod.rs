@@ -33,6 +33,28 @@ pub fn render(frame: &mut Frame, app: &App) {
         Mode::Palette => overlay::palette(frame, app),
         Mode::Normal | Mode::Search | Mode::Query => {}
     }
+    defuse(frame.buffer_mut());
+}
+
+/// Characters that would reorder what the terminal shows (bidirectional overrides), in any
+/// text a pane drew, become U+FFFD; ratatui already keeps control characters out.
+fn defuse(buffer: &mut ratatui::buffer::Buffer) {
+    for cell in &mut buffer.content {
+        if cell.symbol().chars().any(crate::redact::is_terminal_unsafe) {
+            let shown: String = cell
+                .symbol()
+                .chars()
+                .map(|c| {
+                    if crate::redact::is_terminal_unsafe(c) {
+                        '\u{fffd}'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            cell.set_symbol(&shown);
+        }
+    }
 }
 
 /// The bordered frame of a pane, its number and title on the border.

@@ -2,15 +2,17 @@ use std::sync::Arc;
 
 use crate::index::bm25::Bm25Index;
 use crate::recall::confidence::Signals;
-use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
+use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg, StoreEpisodes};
 
+/// BM25 over the text index; says so when the index lags the store.
 pub struct Bm25Leg {
     index: Arc<Bm25Index>,
+    store: Arc<StoreEpisodes>,
 }
 
 impl Bm25Leg {
-    pub fn new(index: Arc<Bm25Index>) -> Self {
-        Bm25Leg { index }
+    pub fn new(index: Arc<Bm25Index>, store: Arc<StoreEpisodes>) -> Self {
+        Bm25Leg { index, store }
     }
 }
 
@@ -30,6 +32,7 @@ impl RecallLeg for Bm25Leg {
             signals: Signals::Scores,
             embed_ms: None,
             note: None,
+            lag: self.store.lag(self.index.len()),
         })
     }
 }

@@ -248,11 +248,13 @@ impl GraphLeg {
                 .store
                 .episodes_since(sequence, LOG_PAGE)
                 .map_err(LegError::from_display)?;
-            let full = page.len() == LOG_PAGE;
-            for (seq, episode) in page {
-                sequence = seq;
-                fresh.push(episode);
+            let full = (page.episodes.len() + page.unreadable.len()) == LOG_PAGE;
+            // An episode that cannot be read is left out of the walk, and said so in the log.
+            for (seq, why) in &page.unreadable {
+                tracing::warn!(sequence = seq, error = %why, "graph leg: an episode of the log cannot be read; going on without it");
             }
+            sequence = sequence.max(page.last);
+            fresh.extend(page.episodes.into_iter().map(|(_, e)| e));
             if fresh.len() > CATCH_UP_EPISODES {
                 return Ok(None);
             }
@@ -586,8 +588,8 @@ fn rank<S: AsRef<str>>(
         fingerprints: ranked.iter().map(|r| r.3.as_ref().to_string()).collect(),
         scores: ranked.iter().map(|r| r.1 as f64).collect(),
         signals: Signals::Seeds(seeds.clone()),
-        embed_ms: None,
         note,
+        ..LegHits::default()
     }
 }
 

@@ -5,14 +5,16 @@ use crate::embed::Embedder;
 use crate::index::VectorStore;
 use crate::recall::Warming;
 use crate::recall::confidence::Signals;
-use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg};
+use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg, StoreEpisodes};
 
 /// kNN over episode embeddings; the query embedding is timed on its own. While a first
-/// embedding of the memory runs in the background it answers nothing, saying how far it got.
+/// embedding of the memory runs in the background it answers nothing, saying how far it got;
+/// an index that lags the store answers from what it holds and says how far behind it is.
 pub struct SemanticLeg {
     embedder: Arc<dyn Embedder>,
     index: Arc<dyn VectorStore>,
     warming: Arc<Warming>,
+    store: Arc<StoreEpisodes>,
 }
 
 impl SemanticLeg {
@@ -20,11 +22,13 @@ impl SemanticLeg {
         embedder: Arc<dyn Embedder>,
         index: Arc<dyn VectorStore>,
         warming: Arc<Warming>,
+        store: Arc<StoreEpisodes>,
     ) -> Self {
         SemanticLeg {
             embedder,
             index,
             warming,
+            store,
         }
     }
 }
@@ -50,12 +54,17 @@ impl RecallLeg for SemanticLeg {
             .search(&vector, &q.as_of, q.limit)
             .map_err(LegError::from_display)?;
         let scores: Vec<f64> = hits.iter().map(|h| f64::from(h.score)).collect();
+        let lag = match self.index.count() {
+            Ok(held) => self.store.lag(held as u64),
+            Err(e) => Some(format!("cannot count its vectors: {e}")),
+        };
         Ok(LegHits {
             signals: Signals::Scores,
             fingerprints: hits.into_iter().map(|h| h.fingerprint).collect(),
             scores,
             embed_ms: Some(embed_ms),
             note: Some(self.embedder.label()),
+            lag,
         })
     }
 }

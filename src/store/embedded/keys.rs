@@ -120,6 +120,29 @@ pub fn display(key: &[u8]) -> String {
     String::from_utf8_lossy(key).replace('\0', "|")
 }
 
+/// Characters of a key an error message shows at most.
+const DESCRIBED_CHARS: usize = 200;
+
+/// A key of `table` as an error message names it: the timeline's time as a date and the
+/// ingest log's sequence as a number, text keys with their parts joined by `|`, anything
+/// that is not text in hex; cut to a couple of hundred characters.
+pub fn describe(table: &str, key: &[u8]) -> String {
+    let shown = match table {
+        "timeline" => timeline_parts(key)
+            .map(|(ms, fp)| format!("{}|{}", crate::model::Timestamp::from_millis(ms), fp)),
+        "ingest_log" => sequence_of(key).map(|n| format!("#{n}")),
+        _ => std::str::from_utf8(key).ok().map(|t| t.replace('\0', "|")),
+    }
+    .unwrap_or_else(|| {
+        let hex: String = key.iter().take(64).map(|b| format!("{b:02x}")).collect();
+        format!("0x{hex}{}", if key.len() > 64 { "…" } else { "" })
+    });
+    match shown.char_indices().nth(DESCRIBED_CHARS) {
+        Some((cut, _)) => format!("{}…", &shown[..cut]),
+        None => shown,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

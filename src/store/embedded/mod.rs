@@ -5,65 +5,82 @@
 //! survives `kill -9` and an interrupted one leaves no trace.
 
 mod check;
+mod generation;
 mod keys;
 mod migrate;
 mod read;
 mod records;
 mod sizes;
+mod table;
 mod tables;
 mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use heed::{CommitOrAbort, RoTxn, RwTxn, WithoutTls};
+use heed::{CommitOrAbort, RwTxn};
 
 use super::StoreError;
-use crate::lmdb::{self, SharedEnv, WriterLock};
+use crate::lmdb::{self, SharedEnv, Snapshot, WriterLock};
 pub use sizes::TableSize;
 pub(crate) use tables::new_store_id;
-use tables::{SCHEMA_JSON, SCHEMA_VERSION, Tables};
+use tables::{SCHEMA_COMPACT, SCHEMA_JSON, SCHEMA_VERSION, Tables};
 
 /// The store's directory inside the data directory.
 pub const STORE_DIR: &str = "store";
 /// The single-process store of Strata before schema 2, migrated on open.
 pub const LEGACY_FILE: &str = "strata.redb";
+/// The file writers take turns on, in the store's directory.
+const WRITER_LOCK: &str = "writer.lock";
 
 pub struct EmbeddedStore {
     shared: Arc<SharedEnv>,
     tables: Tables,
     lock: WriterLock,
     path: PathBuf,
+    /// Where each write records the generation it moved the store to, outside the store's
+    /// own file, so that a store rolled back to an older copy is caught by `check`.
+    generation: generation::Recorded,
 }
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in the data directory `dir`. A store of the old
-    /// single-file layout there is migrated first; the old file is kept beside it.
+    /// single-file layout there is migrated first; the old file is kept beside it. A store
+    /// file that is damaged, or missing where a store was recorded, is refused: never
+    /// mapped, never taken for a new store.
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
         let path = dir.join(STORE_DIR);
-        let shared = lmdb::open(&path).map_err(|e| StoreError::Open {
-            path: path.clone(),
-            message: e.to_string(),
+        let generation = generation::Recorded::in_data_dir(dir);
+        generation::refuse_lost_store(dir, &path.join(lmdb::DATA_FILE), &generation)?;
+        let shared = lmdb::open(&path, WRITER_LOCK).map_err(|e| match e {
+            lmdb::OpenError::Damaged(damage) => StoreError::Damaged {
+                file: path.join(lmdb::DATA_FILE),
+                why: damage.to_string(),
+            },
+            other => StoreError::Open {
+                path: path.clone(),
+                message: other.to_string(),
+            },
         })?;
-        let lock = WriterLock::new(path.join("writer.lock"));
+        let lock = WriterLock::new(path.join(WRITER_LOCK));
         let read_only = || StoreError::ReadOnly {
             path: path.clone(),
             what: "create the store".into(),
         };
-        let tables = match Tables::open(&shared.env)? {
+        let mut tables = match Tables::open(&shared)? {
             Some(t) => t,
             None if shared.read_only => return Err(read_only()),
             None => {
                 let _turn = lock.acquire(WriterLock::default_wait())?;
-                match Tables::open(&shared.env)? {
+                match Tables::open(&shared)? {
                     Some(t) => t,
-                    None => Tables::create(&shared.env)?,
+                    None => Tables::create(&shared)?,
                 }
             }
         };
-        let schema = || -> Result<Option<String>, StoreError> {
-            let txn = shared.env.read_txn().map_err(backend)?;
-            tables::meta_get(&tables, &txn, tables::SCHEMA)
+        let schema = || -> Result<Option<u32>, StoreError> {
+            let txn = shared.read_txn().map_err(backend)?;
+            tables::schema_of(&tables, &txn)
         };
         if schema()?.is_none() {
             if shared.read_only {
@@ -71,7 +88,7 @@ impl EmbeddedStore {
             }
             initialize(&shared, &lock, &tables, dir)?;
         }
-        if schema()? == Some(SCHEMA_JSON.to_string()) {
+        if schema()? == Some(SCHEMA_JSON) {
             if shared.read_only {
                 return Err(StoreError::ReadOnly {
                     path: path.clone(),
@@ -79,13 +96,22 @@ impl EmbeddedStore {
                         .into(),
                 });
             }
-            migrate::compact::to_compact(&shared, &lock, &tables)?;
+            migrate::compact::to_compact(&shared, &lock, &tables.unsealed())?;
+        }
+        if schema()? == Some(SCHEMA_COMPACT) {
+            if shared.read_only {
+                // Read as it is, without checksums, until a process that can write seals it.
+                tables = tables.unsealed();
+            } else {
+                migrate::seal::to_sealed(&shared, &lock, &tables)?;
+            }
         }
         let store = EmbeddedStore {
             shared,
             tables,
             lock,
             path,
+            generation,
         };
         store.check_schema()?;
         Ok(store)
@@ -101,8 +127,8 @@ impl EmbeddedStore {
         self.shared.read_only
     }
 
-    pub(super) fn read(&self) -> Result<RoTxn<'_, WithoutTls>, StoreError> {
-        self.shared.env.read_txn().map_err(backend)
+    pub(super) fn read(&self) -> Result<Snapshot<'_>, StoreError> {
+        self.shared.read_txn().map_err(backend)
     }
 
     /// Runs `body` in a write transaction, after the writers ahead of this one, and commits
@@ -120,11 +146,21 @@ impl EmbeddedStore {
             });
         }
         let _turn = self.lock.acquire(WriterLock::default_wait())?;
-        let mut txn = self.shared.env.write_txn().map_err(backend)?;
+        let mut txn = self
+            .shared
+            .env
+            .write_txn()
+            .map_err(|e| self.write_failed(e))?;
         let (out, changed) = body(&mut txn, &self.tables)?;
         if changed {
             tables::add_to_counter(&self.tables, &mut txn, tables::GENERATION, 1)?;
+            let generation = tables::counter(&self.tables, &txn, tables::GENERATION)?;
+            let id = tables::meta_get(&self.tables, &txn, tables::STORE_ID)?;
             txn.commit().map_err(|e| self.write_failed(e))?;
+            // Still this writer's turn: the generations recorded only ever grow.
+            if let Some(id) = id {
+                self.generation.record(&id, generation);
+            }
         }
         Ok(out)
     }
@@ -134,17 +170,17 @@ impl EmbeddedStore {
     fn write_failed(&self, e: heed::Error) -> StoreError {
         StoreError::WriteFailed {
             path: self.path.clone(),
-            free_bytes: free_bytes(&self.path),
+            free_bytes: crate::store::free_bytes(&self.path),
             message: e.to_string(),
         }
     }
 
     fn check_schema(&self) -> Result<(), StoreError> {
         let txn = self.read()?;
-        let found = tables::meta_get(&self.tables, &txn, tables::SCHEMA)?;
-        match found.as_deref().map(str::parse::<u32>) {
-            Some(Ok(SCHEMA_VERSION)) => Ok(()),
-            Some(Ok(newer)) if newer > SCHEMA_VERSION => Err(StoreError::NewerSchema {
+        match tables::schema_of(&self.tables, &txn)? {
+            Some(SCHEMA_VERSION) => Ok(()),
+            Some(SCHEMA_COMPACT) if self.shared.read_only => Ok(()),
+            Some(newer) if newer > SCHEMA_VERSION => Err(StoreError::NewerSchema {
                 path: self.path.clone(),
                 found: newer,
                 supported: SCHEMA_VERSION,
@@ -175,13 +211,15 @@ fn initialize(
     let done = shared.env.create_databases_and_commit(
         txn,
         |dbo, txn| -> Result<CommitOrAbort<(), ()>, StoreError> {
-            if tables::meta_get(t, txn, tables::SCHEMA)?.is_some() {
+            if tables::schema_of(t, txn)?.is_some() {
                 return Ok(CommitOrAbort::Abort(()));
             }
-            let schema = if migrated {
-                SCHEMA_JSON
+            // A legacy store is copied in as schema 2, whose values carry no checksums.
+            let unsealed = t.unsealed();
+            let (schema, t) = if migrated {
+                (SCHEMA_JSON, &unsealed)
             } else {
-                SCHEMA_VERSION
+                (SCHEMA_VERSION, t)
             };
             tables::meta_put(t, txn, tables::SCHEMA, &schema.to_string())?;
             tables::meta_put(t, txn, tables::STORE_ID, &tables::new_store_id())?;
@@ -207,16 +245,6 @@ fn initialize(
         tracing::info!(from = %legacy.display(), kept = %kept.display(), "migrated the store to the shared layout");
     }
     Ok(())
-}
-
-/// Bytes free to an unprivileged writer on the filesystem holding `path`.
-fn free_bytes(path: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a NUL-terminated path and `stat` a properly sized out-parameter.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), &mut stat) };
-    (rc == 0).then(|| (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
 }
 
 pub(crate) fn backend(e: heed::Error) -> StoreError {

@@ -2,13 +2,14 @@ use std::collections::BTreeSet;
 
 use heed::RoTxn;
 
+use super::table::Table;
 use super::tables::{self, Tables};
-use super::{EmbeddedStore, backend, keys, records};
+use super::{EmbeddedStore, keys, records};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
-use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession, Timestamp};
+use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession};
 use crate::store::{
-    ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
-    WriteBatch,
+    ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
+    TimelineQuery, WriteBatch,
 };
 
 /// A record of a JSON table (skills, code units, and lessons kept from an earlier release).
@@ -19,42 +20,39 @@ pub(super) fn decode<T: serde::de::DeserializeOwned>(
 ) -> Result<T, StoreError> {
     serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
         table,
-        key: keys::display(key),
+        key: keys::describe(table, key),
         message: e.to_string(),
     })
 }
 
 /// The decoded value at `key` of a JSON table.
 pub(super) fn get_json<T: serde::de::DeserializeOwned>(
-    db: &tables::Db,
-    name: &'static str,
+    table: &Table,
     txn: &RoTxn,
     key: &[u8],
 ) -> Result<Option<T>, StoreError> {
-    db.get(txn, key)
-        .map_err(backend)?
-        .map(|v| decode(name, key, v))
+    table
+        .get(txn, key)?
+        .map(|v| decode(table.name(), key, v))
         .transpose()
 }
 
 /// Every value stored under `key` of a table of duplicates.
 pub(super) fn duplicates(
-    db: &tables::Db,
+    table: &Table,
     txn: &RoTxn,
     key: &[u8],
 ) -> Result<Vec<Vec<u8>>, StoreError> {
     let mut out = Vec::new();
-    if let Some(iter) = db.get_duplicates(txn, key).map_err(backend)? {
-        for row in iter {
-            out.push(row.map_err(backend)?.1.to_vec());
-        }
+    for row in table.duplicates(txn, key)? {
+        out.push(row?.1.to_vec());
     }
     Ok(out)
 }
 
 /// Every record whose key starts with `first\0`, decoded by `decode`.
 fn prefixed<T>(
-    db: &tables::Db,
+    table: &Table,
     txn: &RoTxn,
     first: &str,
     decode: fn(&[u8], &[u8]) -> Result<T, StoreError>,
@@ -65,8 +63,8 @@ fn prefixed<T>(
         std::ops::Bound::Excluded(hi.as_slice()),
     );
     let mut out = Vec::new();
-    for row in db.range(txn, &range).map_err(backend)? {
-        let (k, v) = row.map_err(backend)?;
+    for row in table.range(txn, &range)? {
+        let (k, v) = row?;
         out.push(decode(k, v)?);
     }
     Ok(out)
@@ -74,15 +72,12 @@ fn prefixed<T>(
 
 /// The record at `key`, decoded by `decode`.
 fn get<T>(
-    db: &tables::Db,
+    table: &Table,
     txn: &RoTxn,
     key: &[u8],
     decode: fn(&[u8], &[u8]) -> Result<T, StoreError>,
 ) -> Result<Option<T>, StoreError> {
-    db.get(txn, key)
-        .map_err(backend)?
-        .map(|v| decode(key, v))
-        .transpose()
+    table.get(txn, key)?.map(|v| decode(key, v)).transpose()
 }
 
 fn episode_in(
@@ -100,7 +95,7 @@ pub(super) fn lesson_in(
     txn: &RoTxn,
     fingerprint: &str,
 ) -> Result<Option<Lesson>, StoreError> {
-    if let Some(kept) = get_json(&t.lessons, "lessons", txn, fingerprint.as_bytes())? {
+    if let Some(kept) = get_json(&t.lessons, txn, fingerprint.as_bytes())? {
         return Ok(Some(kept));
     }
     let Some(d) = get(&t.episodes, txn, fingerprint.as_bytes(), records::draft)? else {
@@ -189,7 +184,7 @@ impl MemoryStore for EmbeddedStore {
         let t = &self.tables;
         let mut out = Vec::new();
         for key in duplicates(&t.service_code, &txn, service.as_bytes())? {
-            out.extend(get_json(&t.code_units, "code_units", &txn, &key)?);
+            out.extend(get_json(&t.code_units, &txn, &key)?);
         }
         Ok(out)
     }
@@ -197,7 +192,6 @@ impl MemoryStore for EmbeddedStore {
     fn code_unit(&self, embedding_ref: &str) -> Result<Option<CodeUnit>, StoreError> {
         get_json(
             &self.tables.code_units,
-            "code_units",
             &*self.read()?,
             embedding_ref.as_bytes(),
         )
@@ -206,8 +200,8 @@ impl MemoryStore for EmbeddedStore {
     fn skills(&self) -> Result<Vec<Skill>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::new();
-        for row in self.tables.skills.iter(&txn).map_err(backend)? {
-            let (k, v) = row.map_err(backend)?;
+        for row in self.tables.skills.iter(&txn)? {
+            let (k, v) = row?;
             out.push(decode("skills", k, v)?);
         }
         Ok(out)
@@ -216,7 +210,7 @@ impl MemoryStore for EmbeddedStore {
     fn add_skills(
         &self,
         drafts: &[SkillDraft],
-        recorded_at: Timestamp,
+        recorded_at: crate::store::KnowledgeTime,
     ) -> Result<usize, StoreError> {
         self.add_skill_versions(drafts, recorded_at)
     }
@@ -250,18 +244,14 @@ impl MemoryStore for EmbeddedStore {
                 .take(query.limit)
                 .collect());
         }
-        let corrupt = |key: &[u8], message: &str| StoreError::Corrupt {
-            table: "timeline",
-            key: keys::display(key),
-            message: message.into(),
-        };
+        let corrupt = |key: &[u8], message: &str| t.timeline.corrupt(key, message);
         let episode_of = |key: &[u8]| -> Result<MemoryEpisode, StoreError> {
             let (_, fp) = keys::timeline_parts(key).ok_or_else(|| corrupt(key, "malformed key"))?;
             episode_in(t, &txn, fp)?.ok_or_else(|| corrupt(key, "timeline row without an episode"))
         };
         if query.known_at.is_none() {
             // Every row counts: skip by key alone, from whichever end is nearer.
-            let total = t.timeline.len(&txn).map_err(backend)? as usize;
+            let total = t.timeline.len(&txn)? as usize;
             let end = query.offset.saturating_add(query.limit).min(total);
             if query.offset >= end {
                 return Ok(Vec::new());
@@ -270,32 +260,30 @@ impl MemoryStore for EmbeddedStore {
             let keys: Vec<&[u8]> = if from_oldest < query.offset {
                 let mut keys = t
                     .timeline
-                    .iter(&txn)
-                    .map_err(backend)?
+                    .iter(&txn)?
                     .skip(from_oldest)
                     .take(end - query.offset)
-                    .map(|row| row.map(|(k, _)| k).map_err(backend))
+                    .map(|row| row.map(|(k, _)| k))
                     .collect::<Result<Vec<_>, _>>()?;
                 keys.reverse();
                 keys
             } else {
                 t.timeline
-                    .rev_iter(&txn)
-                    .map_err(backend)?
+                    .rev_iter(&txn)?
                     .skip(query.offset)
                     .take(end - query.offset)
-                    .map(|row| row.map(|(k, _)| k).map_err(backend))
+                    .map(|row| row.map(|(k, _)| k))
                     .collect::<Result<Vec<_>, _>>()?
             };
             return keys.into_iter().map(episode_of).collect();
         }
         let mut out = Vec::with_capacity(query.limit.min(4096));
         let mut skipped = 0;
-        for row in t.timeline.rev_iter(&txn).map_err(backend)? {
+        for row in t.timeline.rev_iter(&txn)? {
             if out.len() >= query.limit {
                 break;
             }
-            let (key, _) = row.map_err(backend)?;
+            let (key, _) = row?;
             let episode = episode_of(key)?;
             if !known(&episode) {
                 continue;
@@ -341,11 +329,7 @@ impl MemoryStore for EmbeddedStore {
         Ok(out)
     }
 
-    fn episodes_since(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
+    fn episodes_since(&self, after: u64, limit: usize) -> Result<LogPage, StoreError> {
         let txn = self.read()?;
         let t = &self.tables;
         let from = keys::sequence(after.saturating_add(1));
@@ -353,40 +337,39 @@ impl MemoryStore for EmbeddedStore {
             std::ops::Bound::Included(from.as_slice()),
             std::ops::Bound::Unbounded,
         );
-        let mut out = Vec::new();
-        for row in t
-            .ingest_log
-            .range(&txn, &range)
-            .map_err(backend)?
-            .take(limit)
-        {
-            let (seq, fp) = row.map_err(backend)?;
-            let corrupt = |message: &str| StoreError::Corrupt {
-                table: "ingest_log",
-                key: String::from_utf8_lossy(fp).into_owned(),
-                message: message.into(),
+        let mut page = LogPage::default();
+        // The log is dense (1, 2, 3…): a row that cannot be read is the one after the last.
+        let mut expected = after.saturating_add(1);
+        for row in t.ingest_log.range(&txn, &range)?.take(limit) {
+            let seq = match &row {
+                Ok((key, _)) => keys::sequence_of(key).unwrap_or(expected),
+                Err(_) => expected,
             };
-            let seq = keys::sequence_of(seq).ok_or_else(|| corrupt("malformed sequence"))?;
-            let fp = std::str::from_utf8(fp).map_err(|_| corrupt("fingerprint not UTF-8"))?;
-            let episode =
-                episode_in(t, &txn, fp)?.ok_or_else(|| corrupt("log row without an episode"))?;
-            out.push((seq, episode));
+            expected = seq.saturating_add(1);
+            page.last = seq;
+            let episode = row.and_then(|(key, fp)| {
+                let fp = std::str::from_utf8(fp)
+                    .map_err(|_| t.ingest_log.corrupt(key, "fingerprint not UTF-8"))?;
+                episode_in(t, &txn, fp)?
+                    .ok_or_else(|| t.ingest_log.corrupt(key, "log row without an episode"))
+            });
+            match episode {
+                Ok(e) => page.episodes.push((seq, e)),
+                Err(e) => page.unreadable.push((seq, e)),
+            }
         }
-        Ok(out)
+        Ok(page)
     }
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::new();
-        if let Some(links) = self
+        for row in self
             .tables
             .entity_facts
-            .get_duplicates(&txn, &keys::entity(entity))
-            .map_err(backend)?
+            .duplicates(&txn, &keys::entity(entity))?
         {
-            for row in links {
-                out.push(records::link(row.map_err(backend)?.1)?);
-            }
+            out.push(records::link(row?.1)?);
         }
         Ok(out)
     }
@@ -396,14 +379,8 @@ impl MemoryStore for EmbeddedStore {
         let mut counted: Vec<(u64, Vec<u8>)> = Vec::new();
         let mut current: Option<(Vec<u8>, u64)> = None;
         // One pass over the entity → fact index, keys in order, duplicates together.
-        for (i, row) in self
-            .tables
-            .entity_facts
-            .iter(&txn)
-            .map_err(backend)?
-            .enumerate()
-        {
-            let (key, _) = row.map_err(backend)?;
+        for (i, row) in self.tables.entity_facts.iter(&txn)?.enumerate() {
+            let (key, _) = row?;
             self.release_while_scanning(i);
             match &mut current {
                 Some((k, n)) if k.as_slice() == key => *n += 1,
@@ -434,14 +411,8 @@ impl MemoryStore for EmbeddedStore {
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::new();
-        for (i, row) in self
-            .tables
-            .entities
-            .iter(&txn)
-            .map_err(backend)?
-            .enumerate()
-        {
-            let (k, v) = row.map_err(backend)?;
+        for (i, row) in self.tables.entities.iter(&txn)?.enumerate() {
+            let (k, v) = row?;
             out.push(records::entity(k, v)?.key);
             self.release_while_scanning(i);
         }
@@ -451,7 +422,7 @@ impl MemoryStore for EmbeddedStore {
     fn stats(&self) -> Result<StoreStats, StoreError> {
         let txn = self.read()?;
         let t = &self.tables;
-        let len = |db: &tables::Db| db.len(&txn).map_err(backend);
+        let len = |table: &Table| table.len(&txn);
         Ok(StoreStats {
             episodes: len(&t.episodes)?,
             entities: len(&t.entities)?,
@@ -460,6 +431,10 @@ impl MemoryStore for EmbeddedStore {
             supersedes: len(&t.supersedes)?,
             invalidated_edges: tables::counter(t, &txn, tables::COUNT_INVALIDATED)?,
         })
+    }
+
+    fn episode_count(&self) -> Result<u64, StoreError> {
+        self.tables.episodes.len(&*self.read()?)
     }
 
     fn check(&self) -> Result<IntegrityReport, StoreError> {

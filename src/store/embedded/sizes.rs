@@ -23,7 +23,7 @@ impl EmbeddedStore {
             let Some(db) = Tables::by_name(&self.tables, table) else {
                 continue;
             };
-            let stat = db.stat(&txn).map_err(backend)?;
+            let stat = db.raw().stat(&txn).map_err(backend)?;
             sizes.push(TableSize {
                 table,
                 entries: stat.entries,

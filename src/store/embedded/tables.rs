@@ -1,58 +1,62 @@
 //! Table layout: one LMDB named database per table. Composite keys join their parts with
 //! NUL, which no stored string may contain, so a prefix scan over `fp\0` finds exactly one
 //! episode's rows. Fixed-width values are little-endian; ordered integer keys big-endian.
+//! Every value ends in a checksum of its key and bytes ([`super::table`]).
 
 use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, DatabaseFlags, Env, RoTxn, RwTxn, WithoutTls};
+use heed::{CommitOrAbort, Database, DatabaseFlags, RoTxn, RwTxn};
 
+use super::table::{Db, Table};
 use super::{backend, keys};
+use crate::lmdb::SharedEnv;
 use crate::model::Timestamp;
 use crate::store::StoreError;
 
-/// 1 was the single-process redb layout; 2 the LMDB layout with JSON records; 3 is this
-/// one, with the compact records of [`super::records`]. Both older ones migrate on open.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 1 was the single-process redb layout; 2 the LMDB layout with JSON records; 3 the compact
+/// records of [`super::records`]; 4 is this one, the same records sealed with a checksum
+/// each. Every older one migrates on open.
+pub const SCHEMA_VERSION: u32 = 4;
+/// The compact records without checksums.
+pub const SCHEMA_COMPACT: u32 = 3;
 /// The LMDB layout with JSON records, an episode's draft in `drafts` and fact times in
 /// `fact_times`.
 pub const SCHEMA_JSON: u32 = 2;
-
-pub type Db = Database<'static, Bytes, Bytes>;
 
 #[derive(Clone, Copy)]
 pub struct Tables {
     /// fingerprint -> the episode and the draft it was written from (its canonical content,
     /// for idempotent re-ingest): [`super::records::encode_episode`]
-    pub episodes: Db,
+    pub episodes: Table,
     /// type\0ref -> [`super::records::encode_entity`]
-    pub entities: Db,
+    pub entities: Table,
     /// fp\0RELATION\0type\0ref -> [`super::records::encode_fact`], whose fixed-width times
     /// come first so graph traversal tests validity without decoding the rest
-    pub facts: Db,
+    pub facts: Table,
     /// type\0ref -> fact keys (duplicates sorted)
-    pub entity_facts: Db,
+    pub entity_facts: Table,
     /// new\0prior\0type\0ref -> [`super::records::encode_supersession`]
-    pub supersedes: Db,
+    pub supersedes: Table,
     /// prior -> supersession keys (duplicates sorted)
-    pub superseded_by: Db,
+    pub superseded_by: Table,
     /// [`super::keys::timeline`]: (concluded_at, fingerprint) -> nothing
-    pub timeline: Db,
+    pub timeline: Table,
     /// fingerprint -> (concluded_at, ingested_at, t_valid) ms
-    pub episode_times: Db,
+    pub episode_times: Table,
     /// ingest sequence (u64 BE) -> fingerprint: the order the store learned of episodes.
-    pub ingest_log: Db,
+    pub ingest_log: Table,
     /// name -> u64
-    pub counters: Db,
+    pub counters: Table,
     /// fingerprint -> a Reflexion lesson (JSON) stored by an earlier release that differs from
     /// what this one renders from the episode; every other lesson is rendered on read.
-    pub lessons: Db,
+    pub lessons: Table,
     /// `name \0 version` (zero-padded) -> one version of a skill (JSON); never rewritten.
-    pub skills: Db,
+    pub skills: Table,
     /// embedding_ref -> code unit (JSON).
-    pub code_units: Db,
+    pub code_units: Table,
     /// service entity_ref -> embedding_ref of each code unit it owns (duplicates sorted)
-    pub service_code: Db,
+    pub service_code: Table,
     /// name -> UTF-8 value
-    pub meta: Db,
+    pub meta: Table,
 }
 
 pub(super) const PLAIN: [&str; 12] = [
@@ -90,7 +94,7 @@ pub const COUNT_INVALIDATED: &str = "invalidated";
 
 impl Tables {
     /// The table called `name` in [`PLAIN`] or [`DUPLICATES`].
-    pub fn by_name(&self, name: &str) -> Option<Db> {
+    pub fn by_name(&self, name: &str) -> Option<Table> {
         Some(match name {
             "episodes" => self.episodes,
             "entities" => self.entities,
@@ -116,51 +120,120 @@ impl Tables {
         &self,
         txn: &RoTxn,
         fingerprint: &[u8],
-    ) -> Result<Option<[Timestamp; 3]>, heed::Error> {
-        Ok(self
-            .episode_times
-            .get(txn, fingerprint)?
-            .and_then(keys::times_of::<3>)
-            .map(|times| times.map(Timestamp::from_millis)))
+    ) -> Result<Option<[Timestamp; 3]>, StoreError> {
+        let Some(bytes) = self.episode_times.get(txn, fingerprint)? else {
+            return Ok(None);
+        };
+        let times = keys::times_of::<3>(bytes).ok_or_else(|| {
+            self.episode_times
+                .corrupt(fingerprint, format!("{} bytes, expected 24", bytes.len()))
+        })?;
+        Ok(Some(times.map(Timestamp::from_millis)))
     }
 
-    fn assemble(plain: [Option<Db>; 12], duplicates: [Option<Db>; 3]) -> Option<Tables> {
-        let [
-            episodes,
-            entities,
-            facts,
-            supersedes,
-            timeline,
-            episode_times,
-            ingest_log,
-            counters,
-            lessons,
-            skills,
-            code_units,
-            meta,
-        ] = plain;
-        let [entity_facts, superseded_by, service_code] = duplicates;
+    /// Every table as stores before schema 4 hold it, without checksums: for migrations.
+    pub fn unsealed(self) -> Tables {
+        Tables {
+            episodes: self.episodes.unsealed(),
+            entities: self.entities.unsealed(),
+            facts: self.facts.unsealed(),
+            entity_facts: self.entity_facts.unsealed(),
+            supersedes: self.supersedes.unsealed(),
+            superseded_by: self.superseded_by.unsealed(),
+            timeline: self.timeline.unsealed(),
+            episode_times: self.episode_times.unsealed(),
+            ingest_log: self.ingest_log.unsealed(),
+            counters: self.counters.unsealed(),
+            lessons: self.lessons.unsealed(),
+            skills: self.skills.unsealed(),
+            code_units: self.code_units.unsealed(),
+            service_code: self.service_code.unsealed(),
+            meta: self.meta.unsealed(),
+        }
+    }
+
+    /// Every table read and written with checksums (schema 4 on).
+    pub fn with_seal(self) -> Tables {
+        let mut t = self;
+        for table in [
+            &mut t.episodes,
+            &mut t.entities,
+            &mut t.facts,
+            &mut t.entity_facts,
+            &mut t.supersedes,
+            &mut t.superseded_by,
+            &mut t.timeline,
+            &mut t.episode_times,
+            &mut t.ingest_log,
+            &mut t.counters,
+            &mut t.lessons,
+            &mut t.skills,
+            &mut t.code_units,
+            &mut t.service_code,
+            &mut t.meta,
+        ] {
+            *table = table.sealed();
+        }
+        t
+    }
+
+    /// Every table, for walks over all of them.
+    pub fn all(&self) -> [Table; 15] {
+        [
+            self.episodes,
+            self.entities,
+            self.facts,
+            self.entity_facts,
+            self.supersedes,
+            self.superseded_by,
+            self.timeline,
+            self.episode_times,
+            self.ingest_log,
+            self.counters,
+            self.lessons,
+            self.skills,
+            self.code_units,
+            self.service_code,
+            self.meta,
+        ]
+    }
+
+    fn assemble(
+        plain: [Option<Db>; 12],
+        duplicates: [Option<Db>; 3],
+        shared: &SharedEnv,
+    ) -> Option<Tables> {
+        let plain = PLAIN.into_iter().zip(plain);
+        let mut made = std::collections::HashMap::new();
+        for (name, db) in plain {
+            made.insert(name, Table::new(name, db?, false, shared.mapped));
+        }
+        for (name, db) in DUPLICATES.into_iter().zip(duplicates) {
+            made.insert(name, Table::new(name, db?, true, shared.mapped));
+        }
+        let mut take = |name: &str| made.remove(name);
         Some(Tables {
-            episodes: episodes?,
-            entities: entities?,
-            facts: facts?,
-            entity_facts: entity_facts?,
-            supersedes: supersedes?,
-            superseded_by: superseded_by?,
-            timeline: timeline?,
-            episode_times: episode_times?,
-            ingest_log: ingest_log?,
-            counters: counters?,
-            lessons: lessons?,
-            skills: skills?,
-            code_units: code_units?,
-            service_code: service_code?,
-            meta: meta?,
+            episodes: take("episodes")?,
+            entities: take("entities")?,
+            facts: take("facts")?,
+            entity_facts: take("entity_facts")?,
+            supersedes: take("supersedes")?,
+            superseded_by: take("superseded_by")?,
+            timeline: take("timeline")?,
+            episode_times: take("episode_times")?,
+            ingest_log: take("ingest_log")?,
+            counters: take("counters")?,
+            lessons: take("lessons")?,
+            skills: take("skills")?,
+            code_units: take("code_units")?,
+            service_code: take("service_code")?,
+            meta: take("meta")?,
         })
     }
 
     /// The tables of an existing store; `None` when they have not been created yet.
-    pub fn open(env: &Env<WithoutTls>) -> Result<Option<Tables>, StoreError> {
+    pub fn open(shared: &SharedEnv) -> Result<Option<Tables>, StoreError> {
+        let env = &shared.env;
         let txn = env.read_txn().map_err(backend)?;
         let opened = env
             .open_databases_and_commit(txn, |dbo, txn| -> Result<_, heed::Error> {
@@ -184,12 +257,14 @@ impl Tables {
         Ok(Self::assemble(
             plain.try_into().unwrap_or([None; 12]),
             dups.try_into().unwrap_or([None; 3]),
+            shared,
         ))
     }
 
     /// Creates every table (those that exist are opened as they are) and commits. The
     /// caller holds the writer lock.
-    pub fn create(env: &Env<WithoutTls>) -> Result<Tables, StoreError> {
+    pub fn create(shared: &SharedEnv) -> Result<Tables, StoreError> {
+        let env = &shared.env;
         let txn = env.write_txn().map_err(backend)?;
         let made = env
             .create_databases_and_commit(txn, |dbo, txn| -> Result<_, heed::Error> {
@@ -218,7 +293,7 @@ impl Tables {
         let (plain, dups) = made
             .commit()
             .ok_or_else(|| StoreError::Internal("creating the tables was aborted".into()))?;
-        Self::assemble(plain.map(Some), dups.map(Some))
+        Self::assemble(plain.map(Some), dups.map(Some), shared)
             .ok_or_else(|| StoreError::Internal("a table could not be created".into()))
     }
 }
@@ -233,24 +308,46 @@ pub fn new_store_id() -> String {
 }
 
 pub fn meta_get(t: &Tables, txn: &RoTxn, name: &str) -> Result<Option<String>, StoreError> {
-    Ok(t.meta
-        .get(txn, name.as_bytes())
-        .map_err(backend)?
-        .map(|v| String::from_utf8_lossy(v).into_owned()))
+    let Some(v) = t.meta.get(txn, name.as_bytes())? else {
+        return Ok(None);
+    };
+    String::from_utf8(v.to_vec())
+        .map(Some)
+        .map_err(|_| t.meta.corrupt(name.as_bytes(), "not UTF-8"))
+}
+
+/// The store's layout version. Stores before schema 4 keep it, like every value, without a
+/// checksum: a value that reads as one of theirs unsealed is theirs.
+pub fn schema_of(t: &Tables, txn: &RoTxn) -> Result<Option<u32>, StoreError> {
+    let key = SCHEMA.as_bytes();
+    let Some(raw) = t.meta.raw().get(txn, key).map_err(backend)? else {
+        return Ok(None);
+    };
+    for older in [SCHEMA_JSON, SCHEMA_COMPACT] {
+        if raw == older.to_string().as_bytes() {
+            return Ok(Some(older));
+        }
+    }
+    let value = meta_get(&t.with_seal(), txn, SCHEMA)?.unwrap_or_default();
+    value.parse().map(Some).map_err(|_| {
+        t.meta
+            .corrupt(key, format!("{value:?} is not a schema version"))
+    })
 }
 
 pub fn meta_put(t: &Tables, txn: &mut RwTxn, name: &str, value: &str) -> Result<(), StoreError> {
-    t.meta
-        .put(txn, name.as_bytes(), value.as_bytes())
-        .map_err(backend)
+    t.meta.put(txn, name.as_bytes(), value.as_bytes())
 }
 
+/// A stored counter; one never written is 0, one of another width than 8 bytes is corrupt.
 pub fn counter(t: &Tables, txn: &RoTxn, name: &str) -> Result<u64, StoreError> {
-    Ok(t.counters
-        .get(txn, name.as_bytes())
-        .map_err(backend)?
-        .and_then(|v| <[u8; 8]>::try_from(v).ok())
-        .map_or(0, u64::from_le_bytes))
+    let Some(v) = t.counters.get(txn, name.as_bytes())? else {
+        return Ok(0);
+    };
+    <[u8; 8]>::try_from(v).map(u64::from_le_bytes).map_err(|_| {
+        t.counters
+            .corrupt(name.as_bytes(), format!("{} bytes, expected 8", v.len()))
+    })
 }
 
 pub fn add_to_counter(
@@ -259,8 +356,9 @@ pub fn add_to_counter(
     name: &str,
     delta: u64,
 ) -> Result<(), StoreError> {
-    let value = counter(t, txn, name)? + delta;
-    t.counters
-        .put(txn, name.as_bytes(), &value.to_le_bytes())
-        .map_err(backend)
+    let value = counter(t, txn, name)?.checked_add(delta).ok_or_else(|| {
+        t.counters
+            .corrupt(name.as_bytes(), format!("adding {delta} would overflow it"))
+    })?;
+    t.counters.put(txn, name.as_bytes(), &value.to_le_bytes())
 }

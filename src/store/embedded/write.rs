@@ -2,11 +2,12 @@ use heed::RwTxn;
 use serde::Serialize;
 
 use super::read::{decode, get_json};
+use super::table::Table;
 use super::tables::{self, Tables};
-use super::{EmbeddedStore, backend, keys, records};
+use super::{EmbeddedStore, keys, records};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{MemoryEntity, Relation, Supersession, Timestamp};
-use crate::store::{ApplyReport, BatchItem, StoreError, WriteBatch, rules};
+use crate::store::{ApplyReport, BatchItem, KnowledgeTime, StoreError, WriteBatch, rules};
 
 impl EmbeddedStore {
     pub(crate) fn apply_batch(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
@@ -73,9 +74,10 @@ impl EmbeddedStore {
     pub(crate) fn add_skill_versions(
         &self,
         drafts: &[SkillDraft],
-        recorded_at: Timestamp,
+        recorded_at: KnowledgeTime,
     ) -> Result<usize, StoreError> {
         self.write("add skills", |txn, t| {
+            let recorded_at = recorded_at.resolve(Timestamp::now());
             // Knowledge time only moves forward, for skills as for episodes.
             let high_water = high_water(txn, t)?;
             rules::skills_recorded_at(
@@ -109,9 +111,15 @@ impl EmbeddedStore {
 }
 
 fn high_water(txn: &RwTxn, t: &Tables) -> Result<i64, StoreError> {
-    Ok(tables::meta_get(t, txn, tables::KNOWLEDGE_HIGH_WATER)?
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(i64::MIN))
+    match tables::meta_get(t, txn, tables::KNOWLEDGE_HIGH_WATER)? {
+        None => Ok(i64::MIN),
+        Some(v) => v.parse().map_err(|_| {
+            t.meta.corrupt(
+                tables::KNOWLEDGE_HIGH_WATER.as_bytes(),
+                format!("{v:?} is not a time in milliseconds"),
+            )
+        }),
+    }
 }
 
 fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
@@ -166,6 +174,9 @@ struct Writer<'a, 'e> {
     /// The latest knowledge time recorded before this batch: nothing may be written before it.
     high_water: i64,
     newest: i64,
+    /// The clock when this writer's turn began: the knowledge time of items stamped at commit.
+    /// No other batch can commit between it and this one's commit.
+    turn_began: Timestamp,
 }
 
 pub(super) fn skill_key(name: &str, version: u32) -> String {
@@ -179,13 +190,7 @@ fn latest_skill(txn: &RwTxn, t: &Tables, name: &str) -> Result<Option<Skill>, St
         std::ops::Bound::Included(from.as_bytes()),
         std::ops::Bound::Excluded(to.as_bytes()),
     );
-    let last = t
-        .skills
-        .rev_range(txn, &range)
-        .map_err(backend)?
-        .next()
-        .transpose()
-        .map_err(backend)?;
+    let last = t.skills.rev_range(txn, &range)?.next().transpose()?;
     last.map(|(k, v)| decode("skills", k, v)).transpose()
 }
 
@@ -196,15 +201,15 @@ fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
 
 fn put_json<T: Serialize>(
     txn: &mut RwTxn,
-    db: &tables::Db,
+    table: &Table,
     key: &[u8],
     value: &T,
 ) -> Result<(), StoreError> {
-    db.put(txn, key, &encode(value)?).map_err(backend)
+    table.put(txn, key, &encode(value)?)
 }
 
-fn put(txn: &mut RwTxn, db: &tables::Db, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-    db.put(txn, key, value).map_err(backend)
+fn put(txn: &mut RwTxn, table: &Table, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+    table.put(txn, key, value)
 }
 
 impl<'a, 'e> Writer<'a, 'e> {
@@ -216,7 +221,13 @@ impl<'a, 'e> Writer<'a, 'e> {
             pending: Counts::default(),
             high_water,
             newest: high_water,
+            turn_began: Timestamp::now(),
         })
+    }
+
+    /// The knowledge time `item` is recorded with.
+    fn at(&self, item: &BatchItem) -> Timestamp {
+        item.ingested_at.resolve(self.turn_began)
     }
 
     /// What every batch ends with: its code units, the counters, the knowledge high-water.
@@ -247,7 +258,7 @@ impl Writer<'_, '_> {
     /// Records a code unit once; another owner for the same file is refused.
     fn write_code_unit(&mut self, origin: &str, unit: &CodeUnit) -> Result<bool, StoreError> {
         let key = unit.embedding_ref.as_bytes();
-        let stored: Option<CodeUnit> = get_json(&self.t.code_units, "code_units", self.txn, key)?;
+        let stored: Option<CodeUnit> = get_json(&self.t.code_units, self.txn, key)?;
         match stored {
             Some(s) if s == *unit => Ok(false),
             Some(s) => Err(rules::code_unit_owner(origin, unit, &s)),
@@ -288,7 +299,7 @@ impl Writer<'_, '_> {
         let t = self.t;
         let d = &item.draft;
         let fp = d.incident_fingerprint.as_str();
-        let stored = t.episodes.get(self.txn, fp.as_bytes()).map_err(backend)?;
+        let stored = t.episodes.get(self.txn, fp.as_bytes())?;
         if let Some(bytes) = stored {
             let stored = records::draft(fp.as_bytes(), bytes)?;
             if &stored == d {
@@ -297,12 +308,13 @@ impl Writer<'_, '_> {
             }
             return Err(rules::rewritten(item, &stored, d));
         }
-        self.check_knowledge_time(item)?;
+        let at = self.at(item);
+        self.check_knowledge_time(item, at)?;
         put(
             self.txn,
             &t.episodes,
             fp.as_bytes(),
-            &records::encode_episode(d, item.ingested_at)?,
+            &records::encode_episode(d, at)?,
         )?;
         put(
             self.txn,
@@ -310,12 +322,12 @@ impl Writer<'_, '_> {
             &keys::timeline(d.concluded_at.millis(), fp),
             &[],
         )?;
-        let sequence = t
-            .ingest_log
-            .last(self.txn)
-            .map_err(backend)?
-            .and_then(|(k, _)| keys::sequence_of(k))
-            .map_or(1, |last| last + 1);
+        let sequence = match t.ingest_log.last(self.txn)? {
+            None => 1,
+            Some((k, _)) => keys::sequence_of(k)
+                .and_then(|last| last.checked_add(1))
+                .ok_or_else(|| t.ingest_log.corrupt(k, "not a sequence number"))?,
+        };
         put(
             self.txn,
             &t.ingest_log,
@@ -326,30 +338,21 @@ impl Writer<'_, '_> {
             self.txn,
             &t.episode_times,
             fp.as_bytes(),
-            &keys::times([
-                d.concluded_at.millis(),
-                item.ingested_at.millis(),
-                d.t_valid.millis(),
-            ]),
+            &keys::times([d.concluded_at.millis(), at.millis(), d.t_valid.millis()]),
         )?;
         report.new_episodes += 1;
         for skill in &d.skills {
-            if self.write_skill(
-                &item.origin,
-                skill,
-                Some((fp, d.concluded_at)),
-                item.ingested_at,
-            )? {
+            if self.write_skill(&item.origin, skill, Some((fp, d.concluded_at)), at)? {
                 report.new_skill_versions += 1;
             }
         }
 
         for fact in &d.facts {
             let ekey = keys::entity(&fact.entity);
-            if t.entities.get(self.txn, &ekey).map_err(backend)?.is_none() {
+            if !t.entities.contains(self.txn, &ekey)? {
                 let entity = MemoryEntity {
                     key: fact.entity.clone(),
-                    ingested_at: item.ingested_at,
+                    ingested_at: at,
                 };
                 put(
                     self.txn,
@@ -359,10 +362,10 @@ impl Writer<'_, '_> {
                 )?;
                 report.new_entities += 1;
             }
-            let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
+            let edge = fact.stamp(fp, at, &d.provenance);
             let fkey = keys::fact(fp, fact.relation, &fact.entity);
             put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
-            let link = records::encode_link(&edge, [d.concluded_at, item.ingested_at, d.t_valid])?;
+            let link = records::encode_link(&edge, [d.concluded_at, at, d.t_valid])?;
             put(self.txn, &t.entity_facts, &ekey, &link)?;
             match fact.relation {
                 Relation::Mentions => self.pending.mentions += 1,
@@ -384,12 +387,9 @@ impl Writer<'_, '_> {
         let t = self.t;
         let d = &item.draft;
         let fp = d.incident_fingerprint.as_str();
+        let at = self.at(item);
         for (i, s) in d.supersedes.iter().enumerate() {
-            if t.episodes
-                .get(self.txn, s.prior.as_bytes())
-                .map_err(backend)?
-                .is_none()
-            {
+            if !t.episodes.contains(self.txn, s.prior.as_bytes())? {
                 return Err(rules::unknown_prior(item, i, s));
             }
             let mut found = false;
@@ -397,34 +397,31 @@ impl Writer<'_, '_> {
                 let fkey = keys::fact(&s.prior, relation, &s.entity);
                 let Some(mut edge) = t
                     .facts
-                    .get(self.txn, &fkey)
-                    .map_err(backend)?
+                    .get(self.txn, &fkey)?
                     .map(|bytes| records::fact(&fkey, bytes))
                     .transpose()?
                 else {
                     continue;
                 };
                 found = true;
-                if rules::closes(item, i, s, relation, &edge, || {
-                    self.check_knowledge_time(item)
+                if rules::closes(item, at, i, s, relation, &edge, || {
+                    self.check_knowledge_time(item, at)
                 })? {
                     let episode = self.episode_times(&s.prior)?;
                     let ekey = keys::entity(&s.entity);
                     let stale = records::encode_link(&edge, episode)?;
                     edge.t_invalid = Some(s.t_invalid);
-                    edge.expired_at = Some(item.ingested_at);
+                    edge.expired_at = Some(at);
                     edge.superseded_by = Some(fp.to_string());
                     put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
                     if !t
                         .entity_facts
-                        .delete_one_duplicate(self.txn, &ekey, &stale)
-                        .map_err(backend)?
+                        .delete_one_duplicate(self.txn, &ekey, &stale)?
                     {
-                        return Err(StoreError::Corrupt {
-                            table: "entity_facts",
-                            key: keys::display(&ekey),
-                            message: format!("no link to the fact {}", keys::display(&fkey)),
-                        });
+                        return Err(t.entity_facts.corrupt(
+                            &ekey,
+                            format!("no link to the fact {}", keys::display(&fkey)),
+                        ));
                     }
                     let link = records::encode_link(&edge, episode)?;
                     put(self.txn, &t.entity_facts, &ekey, &link)?;
@@ -436,18 +433,14 @@ impl Writer<'_, '_> {
                 return Err(rules::no_fact_to_close(item, i, s));
             }
             let skey = keys::supersession(fp, &s.prior, &s.entity);
-            if t.supersedes
-                .get(self.txn, &skey)
-                .map_err(backend)?
-                .is_none()
-            {
+            if !t.supersedes.contains(self.txn, &skey)? {
                 let lineage = Supersession {
                     episode: fp.to_string(),
                     prior: s.prior.clone(),
                     entity: s.entity.clone(),
                     t_valid: s.t_invalid,
                     t_invalid: None,
-                    ingested_at: item.ingested_at,
+                    ingested_at: at,
                     expired_at: None,
                     provenance: d.provenance.clone(),
                 };
@@ -467,22 +460,22 @@ impl Writer<'_, '_> {
     /// (concluded_at, ingested_at, t_valid) of a stored episode.
     fn episode_times(&self, fingerprint: &str) -> Result<[Timestamp; 3], StoreError> {
         self.t
-            .times_of_episode(self.txn, fingerprint.as_bytes())
-            .map_err(backend)?
-            .ok_or_else(|| StoreError::Corrupt {
-                table: "episode_times",
-                key: fingerprint.to_string(),
-                message: "a stored episode without its times".into(),
+            .times_of_episode(self.txn, fingerprint.as_bytes())?
+            .ok_or_else(|| {
+                self.t
+                    .episode_times
+                    .corrupt(fingerprint.as_bytes(), "a stored episode without its times")
             })
     }
 
     /// Knowledge time only moves forward: what memory knew at an earlier K is never rewritten.
-    fn check_knowledge_time(&mut self, item: &BatchItem) -> Result<(), StoreError> {
+    fn check_knowledge_time(&mut self, item: &BatchItem, at: Timestamp) -> Result<(), StoreError> {
         rules::knowledge_time(
             item,
+            at,
             (self.high_water != i64::MIN).then(|| Timestamp::from_millis(self.high_water)),
         )?;
-        self.newest = self.newest.max(item.ingested_at.millis());
+        self.newest = self.newest.max(at.millis());
         Ok(())
     }
 

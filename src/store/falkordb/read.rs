@@ -9,8 +9,8 @@ use crate::model::{
     AsOf, EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
 };
 use crate::store::{
-    ApplyReport, EntityLink, IntegrityReport, MemoryStore, StoreError, StoreStats, TimelineQuery,
-    WalkHit, WriteBatch,
+    ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
+    TimelineQuery, WalkHit, WriteBatch,
 };
 
 /// From this offset on, a page of the whole timeline may be read from its oldest end.
@@ -315,11 +315,7 @@ impl MemoryStore for FalkorStore {
     /// its generation), then knowledge time and fingerprint. Only episodes written without a
     /// batch generation (by another agent) can land at an earlier position and shift the rest;
     /// indexes notice that by count and catch up.
-    fn episodes_since(
-        &self,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, MemoryEpisode)>, StoreError> {
+    fn episodes_since(&self, after: u64, limit: usize) -> Result<LogPage, StoreError> {
         let limit_param = count(limit);
         let cursor = self
             .ingest_cursor
@@ -344,23 +340,32 @@ impl MemoryStore for FalkorStore {
                 ],
             )?,
         };
-        let page: Vec<(i64, MemoryEpisode)> = rows.decode(|r| Ok((r.int(9)?, episode(r)?)))?;
-        if let Some((seq, last)) = page.last() {
+        // A node another program wrote without a property Strata needs is reported and
+        // passed over; the rows after it are read as usual.
+        let mut page = LogPage::default();
+        let mut cursor = None;
+        for (i, r) in rows.iter().enumerate() {
+            let ordinal = after + i as u64 + 1;
+            page.last = ordinal;
+            let key = (|| Ok::<_, StoreError>((r.int(9)?, r.time(5)?, r.string(0)?)))();
+            cursor = key.ok().map(|(seq, at, fp)| IngestCursor {
+                ordinal,
+                seq,
+                ingested_at: at.millis(),
+                fingerprint: fp,
+            });
+            match episode(&r) {
+                Ok(e) => page.episodes.push((ordinal, e)),
+                Err(e) => page.unreadable.push((ordinal, e)),
+            }
+        }
+        if page.last > after {
             *self
                 .ingest_cursor
                 .lock()
-                .map_err(|_| super::internal_poisoned())? = Some(IngestCursor {
-                ordinal: after + page.len() as u64,
-                seq: *seq,
-                ingested_at: last.ingested_at.millis(),
-                fingerprint: last.incident_fingerprint.clone(),
-            });
+                .map_err(|_| super::internal_poisoned())? = cursor;
         }
-        Ok(page
-            .into_iter()
-            .enumerate()
-            .map(|(i, (_, e))| (after + i as u64 + 1, e))
-            .collect())
+        Ok(page)
     }
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
@@ -417,6 +422,10 @@ impl MemoryStore for FalkorStore {
             supersedes: n[4],
             invalidated_edges: n[5] + n[6],
         })
+    }
+
+    fn episode_count(&self) -> Result<u64, StoreError> {
+        self.query(cypher::STATS[0], &[])?.count()
     }
 
     fn identity(&self) -> Result<Option<String>, StoreError> {
@@ -504,7 +513,7 @@ impl MemoryStore for FalkorStore {
     fn add_skills(
         &self,
         drafts: &[SkillDraft],
-        recorded_at: Timestamp,
+        recorded_at: crate::store::KnowledgeTime,
     ) -> Result<usize, StoreError> {
         self.add_skill_versions(drafts, recorded_at)
     }

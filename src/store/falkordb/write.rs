@@ -9,8 +9,8 @@ use super::{FalkorStore, Param, cypher};
 use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, Provenance, Relation, Timestamp};
 use crate::store::{
-    ApplyReport, BatchItem, EpisodeDraft, FactDraft, MemoryStore, StoreError, SupersedeDraft,
-    WriteBatch, rules,
+    ApplyReport, BatchItem, EpisodeDraft, FactDraft, KnowledgeTime, MemoryStore, StoreError,
+    SupersedeDraft, WriteBatch, rules,
 };
 
 type FactKey = (String, Relation, EntityKey);
@@ -252,8 +252,11 @@ impl FalkorStore {
         }
         let items: Vec<&BatchItem> = batch.items.iter().collect();
         self.write_guarded(|| {
+            // Read in each attempt, after the generation it is guarded by: the batch is
+            // stamped as of its own write, not of when it was first tried.
+            let turn = Timestamp::now();
             let mut known = self.read_known(&items, &batch.code_units)?;
-            plan_chunk(&mut known, &items, &batch.code_units)
+            plan_chunk(&mut known, &items, &batch.code_units, turn)
         })
     }
 
@@ -282,7 +285,7 @@ impl FalkorStore {
                 }
                 None => simulated.insert(read),
             };
-            plan_chunk(known, chunk, units_of(i))?;
+            plan_chunk(known, chunk, units_of(i), Timestamp::now())?;
         }
         drop(simulated);
 
@@ -301,8 +304,9 @@ impl FalkorStore {
         for (i, chunk) in chunks.iter().enumerate() {
             let written = self
                 .write_guarded(|| {
+                    let turn = Timestamp::now();
                     let mut known = self.read_known(chunk, units_of(i))?;
-                    plan_chunk(&mut known, chunk, units_of(i))
+                    plan_chunk(&mut known, chunk, units_of(i), turn)
                 })
                 .map_err(|e| {
                     if i > 0 {
@@ -330,9 +334,10 @@ impl FalkorStore {
     pub(super) fn add_skill_versions(
         &self,
         drafts: &[SkillDraft],
-        recorded_at: Timestamp,
+        recorded_at: KnowledgeTime,
     ) -> Result<usize, StoreError> {
         self.write_guarded(|| {
+            let recorded_at = recorded_at.resolve(Timestamp::now());
             rules::skills_recorded_at(recorded_at, self.high_water()?)?;
             let names = distinct(drafts.iter().map(|d| d.name.clone()));
             let mut latest: HashMap<String, Skill> = self
@@ -356,20 +361,29 @@ impl FalkorStore {
 }
 
 /// Everything a chunk writes: its episodes, then their supersessions (a prior anywhere in the
-/// chunk or already in the graph is found), then code units.
+/// chunk or already in the graph is found), then code units. Items stamped at commit are
+/// stamped `turn`, when this attempt to write them began.
 fn plan_chunk(
     known: &mut Known,
     items: &[&BatchItem],
     code_units: &[(String, CodeUnit)],
+    turn: Timestamp,
 ) -> Result<(Plan, ApplyReport), StoreError> {
     let mut plan = Plan::default();
     let mut report = ApplyReport::default();
     for item in items {
         report.records += 1;
-        plan_episode(known, &mut plan, &mut report, item)?;
+        plan_episode(
+            known,
+            &mut plan,
+            &mut report,
+            item,
+            item.ingested_at.resolve(turn),
+        )?;
     }
     for item in items {
-        plan_supersessions(known, &mut plan, &mut report, item)?;
+        let at = item.ingested_at.resolve(turn);
+        plan_supersessions(known, &mut plan, &mut report, item, at)?;
     }
     for (origin, unit) in code_units {
         match known.code_units.get(&unit.embedding_ref) {
@@ -507,6 +521,7 @@ fn plan_episode(
     plan: &mut Plan,
     report: &mut ApplyReport,
     item: &BatchItem,
+    at: Timestamp,
 ) -> Result<(), StoreError> {
     let d = &item.draft;
     let fp = d.incident_fingerprint.as_str();
@@ -518,14 +533,14 @@ fn plan_episode(
         }
         return Err(rules::rewritten(item, stored, &new));
     }
-    rules::knowledge_time(item, known.high_water)?;
+    rules::knowledge_time(item, at, known.high_water)?;
     let mut episode = vec![
         ("fp", Param::from(fp)),
         ("summary", Param::from(d.summary_nl.as_str())),
         ("resolution", Param::from(d.resolution_nl.as_str())),
         ("concluded", Param::Int(d.concluded_at.millis())),
         ("tv", Param::Int(d.t_valid.millis())),
-        ("at", Param::Int(item.ingested_at.millis())),
+        ("at", Param::Int(at.millis())),
     ];
     episode.extend(provenance_params(&d.provenance));
     plan.episodes.push(Param::Map(episode));
@@ -535,12 +550,8 @@ fn plan_episode(
         if previous.is_none() {
             rules::first_skill_version(&item.origin, skill)?;
         }
-        let Some(next) = Skill::next_if_changed(
-            previous,
-            skill,
-            Some((fp, d.concluded_at)),
-            item.ingested_at,
-        ) else {
+        let Some(next) = Skill::next_if_changed(previous, skill, Some((fp, d.concluded_at)), at)
+        else {
             continue;
         };
         plan.skill(&next)?;
@@ -550,11 +561,11 @@ fn plan_episode(
     for fact in &d.facts {
         if known.entities.insert(fact.entity.clone()) {
             let mut entity = entity_params(&fact.entity).to_vec();
-            entity.push(("at", Param::Int(item.ingested_at.millis())));
+            entity.push(("at", Param::Int(at.millis())));
             plan.entities.push(Param::Map(entity));
             report.new_entities += 1;
         }
-        let edge = fact.stamp(fp, item.ingested_at, &d.provenance);
+        let edge = fact.stamp(fp, at, &d.provenance);
         let mut params = vec![("fp", Param::from(fp))];
         params.extend(entity_params(&fact.entity));
         params.extend([
@@ -582,6 +593,7 @@ fn plan_supersessions(
     plan: &mut Plan,
     report: &mut ApplyReport,
     item: &BatchItem,
+    at: Timestamp,
 ) -> Result<(), StoreError> {
     let d = &item.draft;
     let fp = d.incident_fingerprint.as_str();
@@ -597,17 +609,17 @@ fn plan_supersessions(
                 continue;
             };
             found = true;
-            if rules::closes(item, i, s, relation, edge, || {
-                rules::knowledge_time(item, high_water)
+            if rules::closes(item, at, i, s, relation, edge, || {
+                rules::knowledge_time(item, at, high_water)
             })? {
                 edge.t_invalid = Some(s.t_invalid);
-                edge.expired_at = Some(item.ingested_at);
+                edge.expired_at = Some(at);
                 edge.superseded_by = Some(fp.to_string());
                 let mut params = vec![("fp", Param::from(s.prior.as_str()))];
                 params.extend(entity_params(&s.entity));
                 params.extend([
                     ("ti", Param::Int(s.t_invalid.millis())),
-                    ("ex", Param::Int(item.ingested_at.millis())),
+                    ("ex", Param::Int(at.millis())),
                 ]);
                 match relation {
                     Relation::Mentions => plan.close_mentions.push(Param::Map(params)),
@@ -630,7 +642,7 @@ fn plan_supersessions(
             params.extend(entity_params(&s.entity));
             params.extend([
                 ("tv", Param::Int(s.t_invalid.millis())),
-                ("at", Param::Int(item.ingested_at.millis())),
+                ("at", Param::Int(at.millis())),
             ]);
             params.extend(provenance_params(&d.provenance));
             plan.lineage.push(Param::Map(params));

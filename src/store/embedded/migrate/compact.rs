@@ -19,7 +19,7 @@ use crate::learning::Lesson;
 use crate::lmdb::{SharedEnv, WriterLock};
 use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession};
 use crate::store::embedded::read::decode;
-use crate::store::embedded::tables::{self, SCHEMA_JSON, SCHEMA_VERSION, Tables};
+use crate::store::embedded::tables::{self, SCHEMA_COMPACT, SCHEMA_JSON, Tables};
 use crate::store::embedded::{keys, records};
 use crate::store::{EpisodeDraft, StoreError};
 
@@ -45,8 +45,8 @@ pub(in crate::store::embedded) fn to_compact(
     let done = shared.env.create_databases_and_commit(
         txn,
         |dbo, txn| -> Result<CommitOrAbort<(), ()>, StoreError> {
-            let schema = tables::meta_get(t, txn, tables::SCHEMA)?;
-            if schema != Some(SCHEMA_JSON.to_string()) {
+            // Another process may have migrated it (as far as sealing it) meanwhile.
+            if tables::schema_of(t, txn)? != Some(SCHEMA_JSON) {
                 return Ok(CommitOrAbort::Abort(()));
             }
             let json = JsonTables::create(*t, dbo, txn)?;
@@ -59,11 +59,11 @@ pub(in crate::store::embedded) fn to_compact(
                 entities = counts.entities,
                 entity_links = counts.links,
                 lessons_kept = counts.lessons_kept,
-                "migrated the store to compact records (schema {SCHEMA_VERSION})"
+                "migrated the store to compact records (schema {SCHEMA_COMPACT})"
             );
             json.drafts.clear(txn)?;
             json.fact_times.clear(txn)?;
-            tables::meta_put(t, txn, tables::SCHEMA, &SCHEMA_VERSION.to_string())?;
+            tables::meta_put(t, txn, tables::SCHEMA, &SCHEMA_COMPACT.to_string())?;
             tables::add_to_counter(t, txn, tables::GENERATION, 1)?;
             Ok(CommitOrAbort::Commit(()))
         },
@@ -99,7 +99,7 @@ fn rewrite_all(
         decode("drafts", fp, bytes)
     };
 
-    counts.episodes = rewrite(shared, txn, t.episodes, |txn, fp, bytes| {
+    counts.episodes = rewrite(shared, txn, t.episodes.raw(), |txn, fp, bytes| {
         let episode: MemoryEpisode = decode("episodes", fp, bytes)?;
         let draft = draft_of(txn, fp)?;
         let encoded = records::encode_episode(&draft, episode.ingested_at)?;
@@ -110,7 +110,7 @@ fn rewrite_all(
     })?;
 
     let mut repaired = 0;
-    counts.facts = rewrite(shared, txn, t.facts, |txn, key, bytes| {
+    counts.facts = rewrite(shared, txn, t.facts.raw(), |txn, key, bytes| {
         let fact: FactEdge = decode("facts", key, bytes)?;
         let encoded = records::encode_fact(&fact)?;
         if records::fact(key, &encoded)? != fact {
@@ -125,7 +125,7 @@ fn rewrite_all(
     counts.times_repaired = repaired;
     counts.links = relink(shared, txn, t)?;
 
-    counts.supersessions = rewrite(shared, txn, t.supersedes, |_, key, bytes| {
+    counts.supersessions = rewrite(shared, txn, t.supersedes.raw(), |_, key, bytes| {
         let s: Supersession = decode("supersedes", key, bytes)?;
         let encoded = records::encode_supersession(&s)?;
         if records::supersession(key, &encoded)? != s {
@@ -134,7 +134,7 @@ fn rewrite_all(
         Ok(Some(Rewrite::Put(encoded)))
     })?;
 
-    counts.entities = rewrite(shared, txn, t.entities, |_, key, bytes| {
+    counts.entities = rewrite(shared, txn, t.entities.raw(), |_, key, bytes| {
         let e: MemoryEntity = decode("entities", key, bytes)?;
         let encoded = records::encode_entity(&e)?;
         if records::entity(key, &encoded)? != e {
@@ -144,7 +144,7 @@ fn rewrite_all(
     })?;
 
     let mut kept = 0;
-    rewrite(shared, txn, t.lessons, |txn, fp, bytes| {
+    rewrite(shared, txn, t.lessons.raw(), |txn, fp, bytes| {
         let stored: Lesson = decode("lessons", fp, bytes)?;
         let draft = draft_of(txn, fp)?;
         let rendered = crate::learning::render(

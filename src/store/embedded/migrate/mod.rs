@@ -5,6 +5,7 @@
 
 pub(super) mod compact;
 pub(super) mod redb;
+pub(super) mod seal;
 
 use heed::types::Bytes;
 use heed::{Database, DatabaseOpener, RwTxn, WithoutTls};
@@ -42,7 +43,7 @@ impl<'e> JsonTables<'e> {
         match name {
             DRAFTS => Some(self.drafts),
             FACT_TIMES => Some(self.fact_times),
-            other => self.t.by_name(other),
+            other => self.t.by_name(other).map(|t| t.raw()),
         }
     }
 }

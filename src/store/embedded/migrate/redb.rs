@@ -97,7 +97,12 @@ fn copy_all(
         for row in table.iter().map_err(legacy)? {
             let (k, values) = row.map_err(legacy)?;
             for v in values {
-                put(txn, t.entity_facts, k.value(), v.map_err(legacy)?.value())?;
+                put(
+                    txn,
+                    t.entity_facts.raw(),
+                    k.value(),
+                    v.map_err(legacy)?.value(),
+                )?;
             }
         }
     }
@@ -109,7 +114,7 @@ fn copy_all(
             for v in values {
                 put(
                     txn,
-                    t.superseded_by,
+                    t.superseded_by.raw(),
                     k.value().as_bytes(),
                     v.map_err(legacy)?.value(),
                 )?;
@@ -124,7 +129,7 @@ fn copy_all(
             for v in values {
                 put(
                     txn,
-                    t.service_code,
+                    t.service_code.raw(),
                     k.value().as_bytes(),
                     v.map_err(legacy)?.value().as_bytes(),
                 )?;
@@ -136,7 +141,7 @@ fn copy_all(
         for row in table.iter().map_err(legacy)? {
             let (k, _) = row.map_err(legacy)?;
             let (ms, fp) = k.value();
-            put(txn, t.timeline, &keys::timeline(ms, fp), &[])?;
+            put(txn, t.timeline.raw(), &keys::timeline(ms, fp), &[])?;
         }
     }
     let fact_times: TableDefinition<&[u8], (i64, i64, i64, i64)> =
@@ -156,7 +161,7 @@ fn copy_all(
             let (a, b, c) = v.value();
             put(
                 txn,
-                t.episode_times,
+                t.episode_times.raw(),
                 k.value().as_bytes(),
                 &keys::times([a, b, c]),
             )?;
@@ -168,7 +173,7 @@ fn copy_all(
             let (k, v) = row.map_err(legacy)?;
             put(
                 txn,
-                t.ingest_log,
+                t.ingest_log.raw(),
                 &keys::sequence(k.value()),
                 v.value().as_bytes(),
             )?;
@@ -180,7 +185,7 @@ fn copy_all(
             let (k, v) = row.map_err(legacy)?;
             put(
                 txn,
-                t.counters,
+                t.counters.raw(),
                 k.value().as_bytes(),
                 &v.value().to_le_bytes(),
             )?;
