@@ -105,8 +105,36 @@ extern "C" fn on_fatal(
     // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
     let Some(file) = mapped::find(addr) else {
-        chain(signal, info, context);
-        return;
+        if near_the_stack(addr, context) {
+            // A stack overflow: Rust's own handler says so.
+            chain(signal, info, context);
+            return;
+        }
+        // Not in an LMDB map: a read that followed a damaged page's pointer elsewhere (LMDB
+        // trusts its pages), or past the end of another mapped file (a recall index's).
+        say(b"\nstrata: stopped (");
+        say(name);
+        say(b")");
+        let mut line = [0u8; 512];
+        if let Some(path) = mapped_file_at(addr, &mut line) {
+            say(b" reading ");
+            say_path(path);
+            say(b", which is shorter than it should be or damaged");
+        } else {
+            say(b" following a pointer read from a file that may be damaged;");
+            say(b" the store files open were:");
+            for m in mapped::all() {
+                say(b"\n  ");
+                say_path(m.path());
+            }
+        }
+        say(
+            b"\nRun `strata check`: it names what is damaged. A damaged store must be restored \
+              from a backup; a damaged recall index can be moved aside, and `strata index` \
+              rebuilds it from the store.\n",
+        );
+        // SAFETY: as below.
+        unsafe { libc::_exit(DAMAGED_EXIT) };
     };
     say(b"\nstrata: stopped (");
     say(name);
@@ -123,6 +151,80 @@ extern "C" fn on_fatal(
     );
     // SAFETY: as above.
     unsafe { libc::_exit(DAMAGED_EXIT) };
+}
+
+/// Whether a fault at `addr` is on the stack the faulting thread was using: a stack overflow
+/// hits the guard page just below its stack pointer.
+fn near_the_stack(addr: usize, context: *mut libc::c_void) -> bool {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        // SAFETY: an SA_SIGINFO handler's third argument is the interrupted ucontext.
+        let sp = unsafe {
+            (*(context as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RSP as usize]
+        } as usize;
+        addr.abs_diff(sp) < (1 << 20)
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        let _ = (addr, context);
+        true
+    }
+}
+
+/// The path of the file mapped at `addr`, from `/proc/self/maps`, read with raw syscalls into
+/// `line` (async-signal-safe: no allocation).
+fn mapped_file_at(addr: usize, line: &mut [u8; 512]) -> Option<&[u8]> {
+    // SAFETY: open/read/close on a NUL-terminated path and buffers we own.
+    let fd = unsafe { libc::open(c"/proc/self/maps".as_ptr(), libc::O_RDONLY) };
+    if fd < 0 {
+        return None;
+    }
+    let mut chunk = [0u8; 1024];
+    let mut len = 0usize;
+    let mut found = None;
+    'read: loop {
+        // SAFETY: reading into a buffer we own, within its length.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n <= 0 {
+            break;
+        }
+        for &b in &chunk[..n as usize] {
+            if b != b'\n' {
+                if len < line.len() {
+                    line[len] = b;
+                    len += 1;
+                }
+                continue;
+            }
+            if let Some(path) = path_if_holds(&line[..len], addr) {
+                found = Some(path);
+                break 'read;
+            }
+            len = 0;
+        }
+    }
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+    let (from, to) = found?;
+    Some(&line[from..to])
+}
+
+/// Where in a `/proc/self/maps` line its path is, when the line's range holds `addr`.
+fn path_if_holds(line: &[u8], addr: usize) -> Option<(usize, usize)> {
+    let hex = |s: &[u8]| {
+        s.iter().try_fold(0usize, |n, &c| {
+            let d = (c as char).to_digit(16)?;
+            n.checked_mul(16)?.checked_add(d as usize)
+        })
+    };
+    let dash = line.iter().position(|&b| b == b'-')?;
+    let space = line.iter().position(|&b| b == b' ')?;
+    let (start, end) = (hex(&line[..dash])?, hex(&line[dash + 1..space])?);
+    if addr < start || addr >= end {
+        return None;
+    }
+    let slash = line.iter().position(|&b| b == b'/')?;
+    Some((slash, line.len()))
 }
 
 /// Hands the signal to the handler that was in place before ours, or to the default action.

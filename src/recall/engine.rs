@@ -168,7 +168,7 @@ impl RecallEngine {
     pub async fn recall_explained(&self, request: &RecallRequest) -> Recalled {
         let started = Instant::now();
         let mut run = self.run_legs(request).await;
-        let episodes = self.candidates(&run).await;
+        let (episodes, unreadable) = self.candidates(&run).await;
         let concluded: HashMap<String, Timestamp> = episodes
             .iter()
             .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))
@@ -189,7 +189,10 @@ impl RecallEngine {
             .map(|f| {
                 let episode = episodes.get(&f.fingerprint).and_then(Option::as_ref);
                 RecallResult {
-                    summary: episode.map(|e| e.summary_nl.clone()).unwrap_or_default(),
+                    summary: match (episode, unreadable.get(&f.fingerprint)) {
+                        (_, Some(why)) => format!("(its record cannot be read: {why})"),
+                        (e, None) => e.map(|e| e.summary_nl.clone()).unwrap_or_default(),
+                    },
                     resolution: episode.map(|e| e.resolution_nl.clone()).unwrap_or_default(),
                     resolved_by: Vec::new(),
                     superseded_by: None,
@@ -415,8 +418,14 @@ impl RecallEngine {
 
     /// The episodes the legs found (`None` for one the store does not hold), read off the async
     /// workers and under the same deadline: a slow store degrades the rows (no date, no
-    /// summary), never the recall.
-    pub async fn candidates(&self, run: &LegRun) -> HashMap<String, Option<MemoryEpisode>> {
+    /// summary), never the recall. Beside them, why each record that cannot be read cannot.
+    pub async fn candidates(
+        &self,
+        run: &LegRun,
+    ) -> (
+        HashMap<String, Option<MemoryEpisode>>,
+        HashMap<String, String>,
+    ) {
         let mut wanted: Vec<String> = run
             .rankings
             .iter()
@@ -426,16 +435,29 @@ impl RecallEngine {
         wanted.dedup();
         let store = self.store.clone();
         let lookup = tokio::task::spawn_blocking(move || {
-            let mut found: HashMap<String, Option<MemoryEpisode>> = store
-                .episodes(&wanted)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|e| (e.incident_fingerprint.clone(), Some(e)))
-                .collect();
+            let mut found: HashMap<String, Option<MemoryEpisode>> = HashMap::new();
+            let mut unreadable = HashMap::new();
+            match store.episodes(&wanted) {
+                Ok(episodes) => found.extend(
+                    episodes
+                        .into_iter()
+                        .map(|e| (e.incident_fingerprint.clone(), Some(e))),
+                ),
+                // A record that cannot be read: one by one, so only its row goes without
+                // details, and says why instead of showing nothing.
+                Err(_) => {
+                    for fp in &wanted {
+                        match store.episode(fp) {
+                            Ok(e) => drop(found.insert(fp.clone(), e)),
+                            Err(e) => drop(unreadable.insert(fp.clone(), e.to_string())),
+                        }
+                    }
+                }
+            }
             for fp in wanted {
                 found.entry(fp).or_insert(None);
             }
-            found
+            (found, unreadable)
         });
         match tokio::time::timeout(self.timeout, lookup).await {
             Ok(Ok(found)) => found,
@@ -443,7 +465,7 @@ impl RecallEngine {
                 tracing::warn!(
                     "episode details did not arrive in time; results lack dates and summaries"
                 );
-                HashMap::new()
+                (HashMap::new(), HashMap::new())
             }
         }
     }

@@ -5,7 +5,7 @@
 //! found as many rows as the table's header counts. What fails is a
 //! [`StoreError::Corrupt`] naming the table and the key, never data.
 
-use std::ops::RangeBounds;
+use std::ops::{Bound, RangeBounds};
 
 use heed::types::Bytes;
 use heed::{Database, RoTxn, RwTxn};
@@ -108,6 +108,7 @@ impl Table {
 
     pub fn get<'t>(&self, txn: &'t RoTxn, key: &[u8]) -> Result<Option<&'t [u8]>, StoreError> {
         let Some(stored) = self.db.get(txn, key).map_err(backend)? else {
+            self.verify_absent(txn, key)?;
             return Ok(None);
         };
         if !self.mapped.is_none_or(|m| m.holds(stored)) {
@@ -147,6 +148,37 @@ impl Table {
         self.db.clear(txn).map_err(backend)
     }
 
+    /// A key the tree says is absent, checked from both sides: the nearest keys above and below
+    /// it must be above and below it. A garbled branch page sends a lookup to the wrong leaf,
+    /// where a key that is there is not found; the neighbours a second descent finds give it
+    /// away, so a damaged page is an error, never a record that silently went missing.
+    fn verify_absent(&self, txn: &RoTxn, key: &[u8]) -> Result<(), StoreError> {
+        let misrouted = |found: &[u8], above: bool| {
+            if !self.inside(found) {
+                return true;
+            }
+            if above { found <= key } else { found >= key }
+        };
+        if let Some((found, _)) = self
+            .db
+            .get_greater_than_or_equal_to(txn, key)
+            .map_err(backend)?
+            && misrouted(found, true)
+        {
+            return Err(self.corrupt(key, "a lookup went astray (a garbled page of the tree)"));
+        }
+        if let Some((found, _)) = self.db.get_lower_than(txn, key).map_err(backend)?
+            && misrouted(found, false)
+        {
+            return Err(self.corrupt(key, "a lookup went astray (a garbled page of the tree)"));
+        }
+        Ok(())
+    }
+
+    fn inside(&self, bytes: &[u8]) -> bool {
+        self.mapped.is_none_or(|m| m.holds(bytes))
+    }
+
     /// Rows the table's header counts (every value of an index).
     pub fn len(&self, txn: &RoTxn) -> Result<u64, StoreError> {
         self.db.len(txn).map_err(backend)
@@ -173,13 +205,18 @@ impl Table {
         Ok(self.rows(inner, false, Some(expected)))
     }
 
+    /// The rows of `range`, in key order; where it starts is checked as a lookup is (see
+    /// [`Self::verify_absent`]), and every row is checked to lie inside it.
     pub fn range<'t, R: RangeBounds<[u8]>>(
         &self,
         txn: &'t RoTxn,
         range: &R,
     ) -> Result<Rows<'t>, StoreError> {
+        self.verify_start(txn, range)?;
         let inner: Inner<'t> = Box::new(self.db.range(txn, range).map_err(backend)?);
-        Ok(self.rows(inner, true, None))
+        let mut rows = self.rows(inner, true, None);
+        rows.bounds = Some(bounds_of(range));
+        Ok(rows)
     }
 
     pub fn rev_range<'t, R: RangeBounds<[u8]>>(
@@ -188,14 +225,34 @@ impl Table {
         range: &R,
     ) -> Result<Rows<'t>, StoreError> {
         let inner: Inner<'t> = Box::new(self.db.rev_range(txn, range).map_err(backend)?);
-        Ok(self.rows(inner, false, None))
+        let mut rows = self.rows(inner, false, None);
+        rows.bounds = Some(bounds_of(range));
+        Ok(rows)
+    }
+
+    /// The nearest key below a range's start must be below it: otherwise the descent to the
+    /// start went astray, and rows of the range would be missed without a word.
+    fn verify_start<R: RangeBounds<[u8]>>(&self, txn: &RoTxn, range: &R) -> Result<(), StoreError> {
+        let start = match range.start_bound() {
+            Bound::Included(k) | Bound::Excluded(k) => k,
+            Bound::Unbounded => return Ok(()),
+        };
+        if let Some((below, _)) = self.db.get_lower_than(txn, start).map_err(backend)?
+            && (!self.inside(below) || below >= start)
+        {
+            return Err(self.corrupt(start, "a range went astray (a garbled page of the tree)"));
+        }
+        Ok(())
     }
 
     /// The values of one key of an index, in order.
     pub fn duplicates<'t>(&self, txn: &'t RoTxn, key: &[u8]) -> Result<Rows<'t>, StoreError> {
         let inner: Inner<'t> = match self.db.get_duplicates(txn, key).map_err(backend)? {
             Some(iter) => Box::new(iter),
-            None => Box::new(std::iter::empty()),
+            None => {
+                self.verify_absent(txn, key)?;
+                Box::new(std::iter::empty())
+            }
         };
         Ok(self.rows(inner, true, None))
     }
@@ -206,11 +263,36 @@ impl Table {
             inner,
             forward,
             expected,
+            bounds: None,
             seen: 0,
             previous: None,
             done: false,
         }
     }
+}
+
+fn within((start, end): &(Bound<Vec<u8>>, Bound<Vec<u8>>), key: &[u8]) -> bool {
+    let above = match start {
+        Bound::Included(s) => key >= s.as_slice(),
+        Bound::Excluded(s) => key > s.as_slice(),
+        Bound::Unbounded => true,
+    };
+    let below = match end {
+        Bound::Included(e) => key <= e.as_slice(),
+        Bound::Excluded(e) => key < e.as_slice(),
+        Bound::Unbounded => true,
+    };
+    above && below
+}
+
+/// A range's bounds, owned.
+fn bounds_of<R: RangeBounds<[u8]>>(range: &R) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let own = |b: Bound<&[u8]>| match b {
+        Bound::Included(k) => Bound::Included(k.to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    };
+    (own(range.start_bound()), own(range.end_bound()))
 }
 
 /// Rows of a table, each checked: inside the file, its checksum, and its place in the order
@@ -221,6 +303,8 @@ pub struct Rows<'t> {
     inner: Inner<'t>,
     forward: bool,
     expected: Option<u64>,
+    /// A range's bounds: every row must lie inside them.
+    bounds: Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)>,
     seen: u64,
     /// The last row as stored (sealed), which is the order LMDB keeps.
     previous: Option<Row<'t>>,
@@ -261,6 +345,14 @@ impl<'t> Iterator for Rows<'t> {
             Ok(row) => row,
             Err(e) => return Some(Err(e)),
         };
+        if let Some(bounds) = &self.bounds
+            && !within(bounds, key)
+        {
+            return Some(Err(t.corrupt(
+                key,
+                "a row outside the range asked for (a garbled page of the tree)",
+            )));
+        }
         if let Some(previous) = self.previous.replace((key, stored)) {
             let order = if t.duplicates {
                 previous.cmp(&(key, stored))
