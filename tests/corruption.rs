@@ -574,7 +574,8 @@ fn a_short_empty_or_missing_store_file_is_refused_not_replaced() {
     let base = dir.path().join("base");
     assert!(run(&base, &["demo"]).status.success());
     assert!(run(&base, &["index"]).status.success());
-    let cases: [(&str, &dyn Fn(&Path)); 4] = [
+    type Cut<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Cut); 4] = [
         ("one page short", &|f: &Path| {
             let len = std::fs::metadata(f).unwrap().len();
             std::fs::OpenOptions::new()

@@ -20,10 +20,12 @@ use strata::store::{
     TimelineQuery, WriteBatch,
 };
 
-/// A store wrapper that fails or hangs on every read the graph leg makes.
+/// A store wrapper that fails or hangs on every read the graph leg makes (and, with
+/// `log_down`, on reading the ingest log the indexes catch up from).
 struct Faulty {
     inner: Arc<dyn MemoryStore>,
     hang: bool,
+    log_down: bool,
 }
 
 impl Faulty {
@@ -61,6 +63,9 @@ impl MemoryStore for Faulty {
         self.fault()
     }
     fn episodes_since(&self, a: u64, l: usize) -> Result<LogPage, StoreError> {
+        if self.log_down {
+            return self.fault();
+        }
         self.inner.episodes_since(a, l)
     }
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
@@ -220,6 +225,7 @@ fn a_store_that_errors_fails_the_graph_leg_open() {
     let faulty: Arc<dyn MemoryStore> = Arc::new(Faulty {
         inner: store,
         hang: false,
+        log_down: false,
     });
     let s = stack(faulty, Arc::new(HashEmbedder::default()), dir.path());
     let r = runtime().block_on(
@@ -241,6 +247,7 @@ fn a_store_that_hangs_times_the_graph_leg_out() {
     let faulty: Arc<dyn MemoryStore> = Arc::new(Faulty {
         inner: store,
         hang: true,
+        log_down: false,
     });
     let mut s = stack(faulty, Arc::new(HashEmbedder::default()), dir.path());
     s.engine.timeout = Duration::from_millis(300);
@@ -455,8 +462,8 @@ fn a_corrupt_text_index_is_rebuilt_with_a_message() {
     assert!(r.legs.bm25.hits > 0);
 }
 
-/// An index that lags the store answers from what it holds and says how far behind it is;
-/// once caught up it says `ok` again.
+/// An index a catch-up could not bring up to the store answers from what it holds and says
+/// how far behind it is; once caught up it says `ok` again.
 #[test]
 fn a_leg_whose_index_lags_the_store_says_how_far_behind() {
     let dir = tempfile::tempdir().unwrap();
@@ -471,6 +478,13 @@ fn a_leg_whose_index_lags_the_store_says_how_far_behind() {
         "2026-12-01T00:00:00Z",
     )
     .unwrap();
+    let log_down = Faulty {
+        inner: store.clone(),
+        hang: false,
+        log_down: true,
+    };
+    let (_, problems) = s.catch_up(&log_down, &mut |_, _| {});
+    assert!(!problems.is_empty(), "the catch-up could not read the log");
     let rt = runtime();
     let q = request("LAG-1 summary authelia", &["service:authelia"]);
     let behind = rt.block_on(s.engine.recall(&q));

@@ -27,6 +27,9 @@ pub struct Table {
     mapped: Option<&'static Mapped>,
 }
 
+/// A range's bounds, owned.
+type Span = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
 /// A row as stored: its key and its value (unsealed).
 pub type Row<'t> = (&'t [u8], &'t [u8]);
 
@@ -271,7 +274,7 @@ impl Table {
     }
 }
 
-fn within((start, end): &(Bound<Vec<u8>>, Bound<Vec<u8>>), key: &[u8]) -> bool {
+fn within((start, end): &Span, key: &[u8]) -> bool {
     let above = match start {
         Bound::Included(s) => key >= s.as_slice(),
         Bound::Excluded(s) => key > s.as_slice(),
@@ -285,8 +288,7 @@ fn within((start, end): &(Bound<Vec<u8>>, Bound<Vec<u8>>), key: &[u8]) -> bool {
     above && below
 }
 
-/// A range's bounds, owned.
-fn bounds_of<R: RangeBounds<[u8]>>(range: &R) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+fn bounds_of<R: RangeBounds<[u8]>>(range: &R) -> Span {
     let own = |b: Bound<&[u8]>| match b {
         Bound::Included(k) => Bound::Included(k.to_vec()),
         Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
@@ -304,7 +306,7 @@ pub struct Rows<'t> {
     forward: bool,
     expected: Option<u64>,
     /// A range's bounds: every row must lie inside them.
-    bounds: Option<(Bound<Vec<u8>>, Bound<Vec<u8>>)>,
+    bounds: Option<Span>,
     seen: u64,
     /// The last row as stored (sealed), which is the order LMDB keeps.
     previous: Option<Row<'t>>,
