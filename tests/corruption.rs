@@ -16,6 +16,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::copy_dir;
 use serde_json::Value;
 
 const NOW: &str = "2026-12-01T00:00:00Z";
@@ -205,19 +206,6 @@ fn read_commands(data: &Path) -> Vec<Vec<String>> {
         "--json".into(),
     ]);
     commands
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The file a damage goes to in `data`: the store's, the vector index's, or the largest file

@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -367,14 +367,12 @@ fn free_bytes(path: &Path) -> u64 {
         .unwrap()
 }
 
-#[test]
-fn a_full_disk_in_the_middle_of_an_ingest() {
+/// A data directory on a small tmpfs, holding one episode, and a scratch directory beside it;
+/// `None` (the test says it is skipped) where no tmpfs can be mounted.
+fn small_disk_with_one_episode(test: &str) -> Option<(SmallDisk, tempfile::TempDir, PathBuf)> {
     let Some(disk) = SmallDisk::mount(128) else {
-        common::skip(
-            "a_full_disk_in_the_middle_of_an_ingest",
-            "cannot mount a tmpfs here (needs root)",
-        );
-        return;
+        common::skip(test, "cannot mount a tmpfs here (needs root)");
+        return None;
     };
     let scratch = tempfile::tempdir().unwrap();
     let data = disk.path().join("data");
@@ -386,6 +384,16 @@ fn a_full_disk_in_the_middle_of_an_ingest() {
     .unwrap();
     let ok = run(&data, None, &["ingest", first.to_str().unwrap()]);
     assert!(ok.status.success(), "{}", stderr(&ok));
+    Some((disk, scratch, data))
+}
+
+#[test]
+fn a_full_disk_in_the_middle_of_an_ingest() {
+    let Some((disk, scratch, data)) =
+        small_disk_with_one_episode("a_full_disk_in_the_middle_of_an_ingest")
+    else {
+        return;
+    };
 
     let filler = fill(disk.path(), 256 * 1024);
     let file = big_file(scratch.path(), "DISK");
@@ -425,23 +433,11 @@ fn a_full_disk_in_the_middle_of_an_ingest() {
 /// catches every index up, whole.
 #[test]
 fn a_full_disk_while_the_indexes_catch_up() {
-    let Some(disk) = SmallDisk::mount(128) else {
-        common::skip(
-            "a_full_disk_while_the_indexes_catch_up",
-            "cannot mount a tmpfs here (needs root)",
-        );
+    let Some((disk, scratch, data)) =
+        small_disk_with_one_episode("a_full_disk_while_the_indexes_catch_up")
+    else {
         return;
     };
-    let scratch = tempfile::tempdir().unwrap();
-    let data = disk.path().join("data");
-    let first = scratch.path().join("first.ndjson");
-    std::fs::write(
-        &first,
-        ndjson(&[record("DISK-FIRST", "2026-11-01T10:00:00Z")]),
-    )
-    .unwrap();
-    let ok = run(&data, None, &["ingest", first.to_str().unwrap()]);
-    assert!(ok.status.success(), "{}", stderr(&ok));
     let file = big_file(scratch.path(), "LAG");
     let ingested = run(&data, None, &["ingest", "--no-index", &file]);
     assert!(ingested.status.success(), "{}", stderr(&ingested));

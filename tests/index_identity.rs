@@ -32,19 +32,6 @@ fn recall(data: &Path, text: &str) -> (Vec<String>, String) {
     (fps, stderr(&out))
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else if entry.file_name() != "lock.mdb" {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn records(prefix: &str, words: &str, n: usize) -> String {
     let mut out = Vec::new();
     for i in 0..n {
@@ -68,12 +55,14 @@ fn indexes_copied_from_another_store_are_rebuilt_not_trusted() {
             .contains(&"ALPHA-0".to_string())
     );
 
-    // Store B gets A's indexes (a copied data directory, say) but memory of its own.
-    copy_dir(&a.join("index"), &b.join("index"));
+    // Store B has memory of its own, then gets A's indexes in place of its own (copied over,
+    // say). (Indexes with no store at all beside them are refused: the store was lost.)
     let fb = dir.path().join("b.ndjson");
     std::fs::write(&fb, records("BETA", "heron pump cavitation", 2)).unwrap();
-    let notes = ingest(&b, &fb, "2026-11-01T00:00:00Z");
-    let (fps, _) = recall(&b, "kestrel turbine vibration heron pump cavitation");
+    ingest(&b, &fb, "2026-11-01T00:00:00Z");
+    std::fs::remove_dir_all(b.join("index")).unwrap();
+    copy_dir(&a.join("index"), &b.join("index"));
+    let (fps, notes) = recall(&b, "kestrel turbine vibration heron pump cavitation");
     assert!(
         fps.iter().all(|fp| fp.starts_with("BETA-")),
         "store B answered with another store's episodes: {fps:?}"

@@ -78,6 +78,25 @@ fn say_path(path: &[u8]) {
     }
 }
 
+/// The store files this process has mapped, one per line.
+fn say_open_files() {
+    for m in mapped::all() {
+        say(b"\n  ");
+        say_path(m.path());
+    }
+}
+
+/// What to do, then the exit.
+fn advise_and_exit() -> ! {
+    say(
+        b"\nRun `strata check`: it names what is damaged. A damaged store must be restored \
+          from a backup; a damaged recall index can be moved aside, and `strata index` \
+          rebuilds it from the store.\n",
+    );
+    // SAFETY: _exit is async-signal-safe and ends the process at once.
+    unsafe { libc::_exit(DAMAGED_EXIT) }
+}
+
 extern "C" fn on_fatal(
     signal: libc::c_int,
     info: *mut libc::siginfo_t,
@@ -90,67 +109,39 @@ extern "C" fn on_fatal(
     };
     if signal == libc::SIGABRT {
         say(b"\nstrata: stopped (SIGABRT) while reading its files, which may be damaged:");
-        for m in mapped::all() {
-            say(b"\n  ");
-            say_path(m.path());
-        }
-        say(
-            b"\nRun `strata check`: it names what is damaged. A damaged store must be restored \
-              from a backup; a damaged recall index can be moved aside, and `strata index` \
-              rebuilds it from the store.\n",
-        );
-        // SAFETY: _exit is async-signal-safe and ends the process at once.
-        unsafe { libc::_exit(DAMAGED_EXIT) };
+        say_open_files();
+        advise_and_exit();
     }
     // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
-    let Some(file) = mapped::find(addr) else {
-        if near_the_stack(addr, context) {
-            // A stack overflow: Rust's own handler says so.
-            chain(signal, info, context);
-            return;
-        }
-        // Not in an LMDB map: a read that followed a damaged page's pointer elsewhere (LMDB
-        // trusts its pages), or past the end of another mapped file (a recall index's).
-        say(b"\nstrata: stopped (");
-        say(name);
-        say(b")");
-        let mut line = [0u8; 512];
-        if let Some(path) = mapped_file_at(addr, &mut line) {
-            say(b" reading ");
-            say_path(path);
-            say(b", which is shorter than it should be or damaged");
-        } else {
-            say(b" following a pointer read from a file that may be damaged;");
-            say(b" the store files open were:");
-            for m in mapped::all() {
-                say(b"\n  ");
-                say_path(m.path());
-            }
-        }
-        say(
-            b"\nRun `strata check`: it names what is damaged. A damaged store must be restored \
-              from a backup; a damaged recall index can be moved aside, and `strata index` \
-              rebuilds it from the store.\n",
-        );
-        // SAFETY: as below.
-        unsafe { libc::_exit(DAMAGED_EXIT) };
-    };
+    if mapped::find(addr).is_none() && near_the_stack(addr, context) {
+        // A stack overflow: Rust's own handler says so.
+        chain(signal, info, context);
+        return;
+    }
     say(b"\nstrata: stopped (");
     say(name);
-    say(b") reading ");
-    say_path(file.path());
-    if let Some(offset) = file.offset_of(addr) {
-        say(b" at byte ");
-        say_number(offset);
+    say(b")");
+    let mut line = [0u8; 512];
+    if let Some(file) = mapped::find(addr) {
+        say(b" reading ");
+        say_path(file.path());
+        if let Some(offset) = file.offset_of(addr) {
+            say(b" at byte ");
+            say_number(offset);
+        }
+        say(b": the file is damaged (shorter than its pages say, or a page garbled)");
+    } else if let Some(path) = mapped_file_at(addr, &mut line) {
+        // Past the end of another mapped file (a recall index's).
+        say(b" reading ");
+        say_path(path);
+        say(b", which is shorter than it should be or damaged");
+    } else {
+        // A pointer a garbled page sent elsewhere: LMDB trusts its pages.
+        say(b" following a pointer read from a file that may be damaged; the store files open were:");
+        say_open_files();
     }
-    say(
-        b": the file is damaged (shorter than its pages say, or a page garbled). Run `strata \
-          check`; restore the store from a backup, or, if this is a recall index, move it \
-          aside and `strata index` rebuilds it.\n",
-    );
-    // SAFETY: as above.
-    unsafe { libc::_exit(DAMAGED_EXIT) };
+    advise_and_exit();
 }
 
 /// Whether a fault at `addr` is on the stack the faulting thread was using: a stack overflow

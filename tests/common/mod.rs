@@ -86,6 +86,20 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// A copy of a data directory (LMDB's lock files left behind: a copy gets its own).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else if entry.file_name() != "lock.mdb" {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
 /// Sends `kill -NAME` to a process (KILL, STOP, CONT…).
 pub fn signal(pid: u32, name: &str) {
     let status = Command::new("kill")

@@ -12,14 +12,14 @@
 use std::ops::Bound;
 
 use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, RwTxn};
+use heed::{Database, RwTxn};
 
 use super::JsonTables;
 use crate::learning::Lesson;
 use crate::lmdb::{SharedEnv, WriterLock};
 use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession};
 use crate::store::embedded::read::decode;
-use crate::store::embedded::tables::{self, SCHEMA_COMPACT, SCHEMA_JSON, Tables};
+use crate::store::embedded::tables::{SCHEMA_COMPACT, SCHEMA_JSON, Tables};
 use crate::store::embedded::{keys, records};
 use crate::store::{EpisodeDraft, StoreError};
 
@@ -40,15 +40,12 @@ pub(in crate::store::embedded) fn to_compact(
     lock: &WriterLock,
     t: &Tables,
 ) -> Result<bool, StoreError> {
-    let _turn = lock.acquire(WriterLock::default_wait())?;
-    let txn = shared.env.write_txn()?;
-    let done = shared.env.create_databases_and_commit(
-        txn,
-        |dbo, txn| -> Result<CommitOrAbort<(), ()>, StoreError> {
-            // Another process may have migrated it (as far as sealing it) meanwhile.
-            if tables::schema_of(t, txn)? != Some(SCHEMA_JSON) {
-                return Ok(CommitOrAbort::Abort(()));
-            }
+    super::step(
+        shared,
+        lock,
+        t,
+        (SCHEMA_JSON, SCHEMA_COMPACT),
+        |dbo, txn| {
             let json = JsonTables::create(*t, dbo, txn)?;
             let counts = rewrite_all(txn, &json, shared)?;
             tracing::info!(
@@ -63,12 +60,9 @@ pub(in crate::store::embedded) fn to_compact(
             );
             json.drafts.clear(txn)?;
             json.fact_times.clear(txn)?;
-            tables::meta_put(t, txn, tables::SCHEMA, &SCHEMA_COMPACT.to_string())?;
-            tables::add_to_counter(t, txn, tables::GENERATION, 1)?;
-            Ok(CommitOrAbort::Commit(()))
+            Ok(())
         },
-    )?;
-    Ok(matches!(done, CommitOrAbort::Commit(())))
+    )
 }
 
 /// What a migration rewrote, repaired and kept.

@@ -8,9 +8,42 @@ pub(super) mod redb;
 pub(super) mod seal;
 
 use heed::types::Bytes;
-use heed::{Database, DatabaseOpener, RwTxn, WithoutTls};
+use heed::{CommitOrAbort, Database, DatabaseOpener, RwTxn, WithoutTls};
 
-use super::tables::{RETIRED, Tables};
+use super::tables::{self, RETIRED, Tables};
+use crate::lmdb::{SharedEnv, WriterLock};
+use crate::store::StoreError;
+
+/// One migration from schema `from` to `to`, in one write transaction under the writer's turn:
+/// `rewrite` runs only if the store is still at `from` (another process may have migrated it
+/// meanwhile), and the new schema and a generation are recorded with what it wrote. `false`:
+/// there was nothing to do.
+fn step(
+    shared: &SharedEnv,
+    lock: &WriterLock,
+    t: &Tables,
+    (from, to): (u32, u32),
+    rewrite: impl for<'e> FnOnce(
+        &DatabaseOpener<'e, WithoutTls>,
+        &mut RwTxn<'e>,
+    ) -> Result<(), StoreError>,
+) -> Result<bool, StoreError> {
+    let _turn = lock.acquire(WriterLock::default_wait())?;
+    let txn = shared.env.write_txn()?;
+    let done = shared.env.create_databases_and_commit(
+        txn,
+        |dbo, txn| -> Result<CommitOrAbort<(), ()>, StoreError> {
+            if tables::schema_of(t, txn)? != Some(from) {
+                return Ok(CommitOrAbort::Abort(()));
+            }
+            rewrite(dbo, txn)?;
+            tables::meta_put(t, txn, tables::SCHEMA, &to.to_string())?;
+            tables::add_to_counter(t, txn, tables::GENERATION, 1)?;
+            Ok(CommitOrAbort::Commit(()))
+        },
+    )?;
+    Ok(matches!(done, CommitOrAbort::Commit(())))
+}
 
 /// The two tables schema 2 had besides today's (schema 3 keeps them empty: [`RETIRED`]).
 const DRAFTS: &str = RETIRED[0];

@@ -4,12 +4,12 @@
 
 use std::ops::Bound;
 
-use heed::{CommitOrAbort, RwTxn};
+use heed::RwTxn;
 
 use crate::lmdb::{SharedEnv, WriterLock, seal};
 use crate::store::StoreError;
 use crate::store::embedded::table::Table;
-use crate::store::embedded::tables::{self, SCHEMA_COMPACT, SCHEMA_VERSION, Tables};
+use crate::store::embedded::tables::{SCHEMA_COMPACT, SCHEMA_VERSION, Tables};
 
 /// Rows read before they are written back: bounds the memory the migration holds at once.
 const CHUNK: usize = 8_192;
@@ -20,28 +20,23 @@ pub(in crate::store::embedded) fn to_sealed(
     lock: &WriterLock,
     t: &Tables,
 ) -> Result<bool, StoreError> {
-    let _turn = lock.acquire(WriterLock::default_wait())?;
-    let txn = shared.env.write_txn()?;
-    let done = shared.env.create_databases_and_commit(
-        txn,
-        |_, txn| -> Result<CommitOrAbort<(), ()>, StoreError> {
-            if tables::schema_of(t, txn)? != Some(SCHEMA_COMPACT) {
-                return Ok(CommitOrAbort::Abort(()));
-            }
+    super::step(
+        shared,
+        lock,
+        t,
+        (SCHEMA_COMPACT, SCHEMA_VERSION),
+        |_, txn| {
             let mut rows = 0;
             for table in t.all() {
                 rows += seal_table(shared, txn, table)?;
             }
-            tables::meta_put(t, txn, tables::SCHEMA, &SCHEMA_VERSION.to_string())?;
-            tables::add_to_counter(t, txn, tables::GENERATION, 1)?;
             tracing::info!(
                 rows,
                 "sealed every record with a checksum (schema {SCHEMA_VERSION})"
             );
-            Ok(CommitOrAbort::Commit(()))
+            Ok(())
         },
-    )?;
-    Ok(matches!(done, CommitOrAbort::Commit(())))
+    )
 }
 
 /// Rewrites every value of `table` sealed, a chunk of whole keys at a time (an index's
