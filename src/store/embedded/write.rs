@@ -347,7 +347,15 @@ impl Writer<'_, '_> {
             }
         }
 
-        for fact in &d.facts {
+        // In key order: a file in fingerprint order then only ever appends to the facts table,
+        // whose pages LMDB then fills instead of splitting them in the middle.
+        let mut facts: Vec<(Vec<u8>, &crate::store::FactDraft)> = d
+            .facts
+            .iter()
+            .map(|f| (keys::fact(fp, f.relation, &f.entity), f))
+            .collect();
+        facts.sort_by(|a, b| a.0.cmp(&b.0));
+        for (fkey, fact) in facts {
             let ekey = keys::entity(&fact.entity);
             if !t.entities.contains(self.txn, &ekey)? {
                 let entity = MemoryEntity {
@@ -363,7 +371,6 @@ impl Writer<'_, '_> {
                 report.new_entities += 1;
             }
             let edge = fact.stamp(fp, at, &d.provenance);
-            let fkey = keys::fact(fp, fact.relation, &fact.entity);
             put(self.txn, &t.facts, &fkey, &records::encode_fact(&edge)?)?;
             let link = records::encode_link(&edge, [d.concluded_at, at, d.t_valid])?;
             put(self.txn, &t.entity_facts, &ekey, &link)?;

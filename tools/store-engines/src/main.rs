@@ -635,6 +635,45 @@ fn main() {
                 Err(_) => println!("error: a panic"),
             }
         }
+        Some("stat") => {
+            // Pages of each named table of an LMDB environment: where its bytes go.
+            let env = lmdb_env(Path::new(&args[1]));
+            for name in &args[2..] {
+                let opened = env
+                    .open_databases_and_commit(env.read_txn().unwrap(), |dbo, t| {
+                        Ok::<_, heed::Error>(heed::CommitOrAbort::<_, ()>::Commit(
+                            dbo.open_database::<heed::types::Bytes, heed::types::Bytes>(
+                                t,
+                                Some(name),
+                            )?,
+                        ))
+                    })
+                    .unwrap()
+                    .commit()
+                    .flatten();
+                if let Some(db) = opened {
+                    let txn = env.read_txn().unwrap();
+                    let s = db.stat(&txn).unwrap();
+                    let (mut keys, mut values, mut n) = (0usize, 0usize, 0usize);
+                    for row in db.iter(&txn).unwrap() {
+                        let (k, v) = row.unwrap();
+                        keys += k.len();
+                        values += v.len();
+                        n += 1;
+                    }
+                    println!(
+                        "{name}: entries {} depth {} branch {} leaf {} overflow {}; mean key {:.1} value {:.1} bytes",
+                        s.entries,
+                        s.depth,
+                        s.branch_pages,
+                        s.leaf_pages,
+                        s.overflow_pages,
+                        keys as f64 / n.max(1) as f64,
+                        values as f64 / n.max(1) as f64
+                    );
+                }
+            }
+        }
         Some("probe-read") => match probe_read(Engine::parse(&args[1]), Path::new(&args[2])) {
             Ok(n) => println!("read {n} records"),
             Err(e) => {
