@@ -390,7 +390,12 @@ fn two_batches_that_do_not_conflict_racing_both_land() {
 #[test]
 fn a_writer_killed_mid_batch_blocks_no_one() {
     let scratch = Scratch::new();
-    let url = graph_url("killed");
+    // A server of its own: the probe below reads a blocked main thread as this writer's batch
+    // in flight, which another test's write on a shared server would fake.
+    let server = common::falkordb::Server::start(None);
+    let url: FalkorUrl = format!("falkordb://127.0.0.1:{}/killed", server.port)
+        .parse()
+        .unwrap();
     let big = scratch.file("big.ndjson", &padding("BIG", 8_000));
     let small = scratch.file("small.ndjson", &padding("SMALL", 100));
     let mut child = command(&scratch.data(), Some(&url), NOW, &ingest_args(&big))
