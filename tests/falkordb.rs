@@ -280,9 +280,12 @@ fn a_killed_server_fails_open_and_reconnects_when_it_returns() {
         "a fresh server (no persistence) answers again"
     );
     strata::demo::seed(store.as_ref()).unwrap();
+    let again = rt.block_on(stack.engine.recall(&q));
     assert_eq!(
-        rt.block_on(stack.engine.recall(&q)).legs.graph.status,
-        LegStatus::Ok
+        again.legs.graph.status,
+        LegStatus::Ok,
+        "{:?}",
+        again.legs.graph
     );
     assert!(
         !store

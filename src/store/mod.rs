@@ -37,15 +37,6 @@ pub struct EntityLink {
     pub episode_t_valid: Timestamp,
 }
 
-/// An episode the graph walk reached: at which hop, through how many distinct entities.
-#[derive(Clone, Debug, PartialEq)]
-pub struct WalkHit {
-    pub fingerprint: String,
-    pub hop: u8,
-    pub shared: usize,
-    pub concluded_at: Timestamp,
-}
-
 /// A page of the timeline, newest `concluded_at` first.
 #[derive(Clone, Debug, Default)]
 pub struct TimelineQuery {
@@ -169,6 +160,20 @@ pub trait MemoryStore: Send + Sync {
     /// Lineage edges that name `fingerprint` as the prior.
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
 
+    /// Lineage edges these episodes wrote, then those that name one of them as the prior,
+    /// whatever their state, in one read where the store can.
+    fn lineage_of_episodes(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<(Vec<Supersession>, Vec<Supersession>), StoreError> {
+        let (mut wrote, mut named) = (Vec::new(), Vec::new());
+        for fp in fingerprints {
+            wrote.extend(self.supersedes(fp)?);
+            named.extend(self.superseded_by(fp)?);
+        }
+        Ok((wrote, named))
+    }
+
     /// Entities with at least `min` fact edges pointing at them, most first: the hubs a graph
     /// walk should have read before a query needs them. `None`: the store cannot say
     /// cheaply (a server walks its graph itself).
@@ -203,6 +208,11 @@ pub trait MemoryStore: Send + Sync {
 
     /// Compact links from an entity to the episodes with a fact about it, for traversal.
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError>;
+
+    /// [`Self::entity_links`] of each entity, in order, in one read where the store can.
+    fn entity_links_of(&self, entities: &[EntityKey]) -> Result<Vec<Vec<EntityLink>>, StoreError> {
+        entities.iter().map(|e| self.entity_links(e)).collect()
+    }
 
     /// Every entity key, for dictionary matching.
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError>;
@@ -248,29 +258,6 @@ pub trait MemoryStore: Send + Sync {
     }
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;
-
-    /// The graph leg's walk (hop 1 from `seeds`, hop 2 through shared entities of at most
-    /// `hub_facts` valid facts, other than the seeds and `skip`, and through lineage, when hop 1
-    /// found fewer than `limit`), for stores that run it next to the data. `None`: the leg walks
-    /// [`Self::entity_links`] itself.
-    fn walk(
-        &self,
-        seeds: &[EntityKey],
-        skip: &[EntityKey],
-        as_of: &crate::model::AsOf,
-        hub_facts: usize,
-        limit: usize,
-    ) -> Result<Option<Vec<WalkHit>>, StoreError> {
-        let _ = (seeds, skip, as_of, hub_facts, limit);
-        Ok(None)
-    }
-
-    /// How many episodes have a fact about each entity (valid or not), in order, for stores
-    /// that count next to the data. `None`: the caller counts [`Self::entity_links`].
-    fn mention_counts(&self, entities: &[EntityKey]) -> Result<Option<Vec<u64>>, StoreError> {
-        let _ = entities;
-        Ok(None)
-    }
 
     /// Every lineage edge reachable from `fingerprint` through edges recorded by `known_at`:
     /// backwards, the priors it superseded and theirs; forwards, what superseded it and so on.

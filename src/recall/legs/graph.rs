@@ -293,35 +293,68 @@ impl GraphLeg {
     /// or read again.
     fn patch_links(&self, fresh: &[MemoryEpisode]) -> Result<Vec<EntityKey>, LegError> {
         let store = |e: crate::store::StoreError| LegError::from_display(e);
-        let new: HashSet<&str> = fresh
+        let new: HashMap<&str, &MemoryEpisode> = fresh
             .iter()
-            .map(|e| e.incident_fingerprint.as_str())
+            .map(|e| (e.incident_fingerprint.as_str(), e))
+            .collect();
+        let fps: Vec<String> = fresh
+            .iter()
+            .map(|e| e.incident_fingerprint.clone())
             .collect();
         let mut patches: HashMap<EntityKey, Patch> = HashMap::new();
-        for episode in fresh {
-            let fp = &episode.incident_fingerprint;
-            for fact in self.store.facts(fp).map_err(store)? {
+        for fact in self.store.facts_of_episodes(&fps).map_err(store)? {
+            if let Some(episode) = new.get(fact.episode.as_str()) {
                 let patch = patches.entry(fact.entity.clone()).or_default();
                 patch.added.push(link_of(episode, &fact));
             }
-            for s in self.store.supersedes(fp).map_err(store)? {
-                let patch = patches.entry(s.entity.clone()).or_default();
-                // A prior written in the same catch-up was read after the closing already.
-                if new.contains(s.prior.as_str()) || patch.replaced.contains_key(&s.prior) {
-                    continue;
-                }
-                let Some(prior) = self.store.episode(&s.prior).map_err(store)? else {
+        }
+        // Priors whose facts the new episodes closed (a prior written in the same catch-up was
+        // read after the closing already): read again, together.
+        let (wrote, _) = self.store.lineage_of_episodes(&fps).map_err(store)?;
+        let closed: Vec<(EntityKey, String)> = wrote
+            .into_iter()
+            .filter(|s| new.contains_key(s.episode.as_str()) && !new.contains_key(s.prior.as_str()))
+            .map(|s| (s.entity, s.prior))
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if !closed.is_empty() {
+            let priors: Vec<String> = closed
+                .iter()
+                .map(|(_, p)| p.clone())
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let episodes: HashMap<String, MemoryEpisode> = self
+                .store
+                .episodes(&priors)
+                .map_err(store)?
+                .into_iter()
+                .map(|e| (e.incident_fingerprint.clone(), e))
+                .collect();
+            let mut facts: HashMap<(&str, &EntityKey), Vec<FactEdge>> = HashMap::new();
+            let read = self.store.facts_of_episodes(&priors).map_err(store)?;
+            for fact in &read {
+                facts
+                    .entry((fact.episode.as_str(), &fact.entity))
+                    .or_default()
+                    .push(fact.clone());
+            }
+            for (entity, prior) in &closed {
+                let Some(episode) = episodes.get(prior) else {
                     continue;
                 };
-                let links = self
-                    .store
-                    .facts(&s.prior)
-                    .map_err(store)?
-                    .iter()
-                    .filter(|f| f.entity == s.entity)
-                    .map(|f| link_of(&prior, f))
+                let links = facts
+                    .get(&(prior.as_str(), entity))
+                    .into_iter()
+                    .flatten()
+                    .map(|f| link_of(episode, f))
                     .collect();
-                patch.replaced.insert(s.prior.clone(), links);
+                patches
+                    .entry(entity.clone())
+                    .or_default()
+                    .replaced
+                    .insert(prior.clone(), links);
             }
         }
         if let Ok(mut c) = self.links.write() {
@@ -358,48 +391,58 @@ impl GraphLeg {
     }
 
     fn all_links(&self, entity: &EntityKey) -> Result<Arc<Links>, LegError> {
+        let mut links = self.links_of(std::slice::from_ref(entity))?;
+        links
+            .pop()
+            .ok_or_else(|| LegError::from_display("no links read"))
+    }
+
+    /// The links of each entity, in order: from the cache, and those it lacks from the store
+    /// in one read.
+    fn links_of(&self, entities: &[EntityKey]) -> Result<Vec<Arc<Links>>, LegError> {
+        let mut out: Vec<Option<Arc<Links>>> = vec![None; entities.len()];
         let mut epoch = None;
         if let Ok(c) = self.links.read() {
-            if let Some(l) = c.by_entity.get(entity) {
-                return Ok(l.clone());
+            for (slot, entity) in out.iter_mut().zip(entities) {
+                *slot = c.by_entity.get(entity).cloned();
             }
             epoch = Some(c.epoch);
         }
-        let links = Arc::new(Links::new(
-            self.store
-                .entity_links(entity)
-                .map_err(LegError::from_display)?,
-        ));
-        if let Ok(mut c) = self.links.write()
-            && Some(c.epoch) == epoch
-        {
-            if c.by_entity.len() >= CACHED_ENTITIES {
-                c.by_entity.clear();
-            }
-            c.by_entity.insert(entity.clone(), links.clone());
-        }
-        Ok(links)
-    }
-
-    /// Links to episodes with a fact valid at the as-of point about `entity`; none when the
-    /// entity has more than `cap` links.
-    fn links_about(
-        &self,
-        entity: &EntityKey,
-        as_of: &AsOf,
-        cap: Option<usize>,
-    ) -> Result<Vec<EntityLink>, LegError> {
-        let links: Vec<EntityLink> = self
-            .all_links(entity)?
-            .list
+        let missing: Vec<EntityKey> = entities
             .iter()
-            .filter(|l| link_valid(l, as_of))
-            .cloned()
+            .zip(&out)
+            .filter(|(_, l)| l.is_none())
+            .map(|(e, _)| e.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
             .collect();
-        if cap.is_some_and(|c| links.len() > c) {
-            return Ok(Vec::new());
+        if !missing.is_empty() {
+            let read = self
+                .store
+                .entity_links_of(&missing)
+                .map_err(LegError::from_display)?;
+            let read: HashMap<EntityKey, Arc<Links>> = missing
+                .into_iter()
+                .zip(read)
+                .map(|(e, l)| (e, Arc::new(Links::new(l))))
+                .collect();
+            if let Ok(mut c) = self.links.write()
+                && Some(c.epoch) == epoch
+            {
+                if c.by_entity.len() + read.len() > CACHED_ENTITIES {
+                    c.by_entity.clear();
+                }
+                for (e, l) in &read {
+                    c.by_entity.insert(e.clone(), l.clone());
+                }
+            }
+            for (slot, entity) in out.iter_mut().zip(entities) {
+                if slot.is_none() {
+                    *slot = read.get(entity).cloned();
+                }
+            }
         }
-        Ok(links)
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
     }
 }
 
@@ -427,10 +470,9 @@ impl RecallLeg for GraphLeg {
             q.entities.clone()
         };
         let episodes = self.view.read().map_or(0, |v| v.episodes).max(1);
-        let counted = self
-            .store
-            .mention_counts(&seeds)
-            .map_err(LegError::from_display)?;
+        // Every seed's links, cached or read together: how many episodes mention it, and
+        // hop 1 if it is followed.
+        let seed_links = self.links_of(&seeds)?;
         let mut followed = Vec::with_capacity(seeds.len());
         let mut evidence = SeedEvidence {
             implicated: !from_text,
@@ -438,11 +480,9 @@ impl RecallLeg for GraphLeg {
         };
         let mut common = Vec::new();
         let mut described = Vec::with_capacity(seeds.len());
-        for (i, seed) in seeds.into_iter().enumerate() {
-            let mentioned_by = match &counted {
-                Some(counts) => counts.get(i).copied().unwrap_or(0),
-                None => self.all_links(&seed)?.episodes.len() as u64,
-            };
+        let mut followed_links = Vec::with_capacity(seeds.len());
+        for (seed, links) in seeds.into_iter().zip(seed_links) {
+            let mentioned_by = links.episodes.len() as u64;
             let share = mentioned_by as f64 / episodes as f64;
             if share > MAX_SEED_SHARE && mentioned_by > MIN_SEED_HUB {
                 described.push(format!(
@@ -455,6 +495,7 @@ impl RecallLeg for GraphLeg {
             described.push(seed.to_string());
             evidence.seeds += 1;
             followed.push(seed);
+            followed_links.push(links);
         }
         let note = Some(format!(
             "{}: {}",
@@ -477,25 +518,8 @@ impl RecallLeg for GraphLeg {
             });
         }
         let seeds = followed;
+        let seed_links = followed_links;
         q.check_deadline()?;
-        if let Some(hits) = self
-            .store
-            .walk(&seeds, &common, &q.as_of, HUB_FACTS, q.limit)
-            .map_err(LegError::from_display)?
-        {
-            evidence.hop1 = hits.iter().filter(|h| h.hop == 1).count().min(q.limit);
-            let mut ranked: Vec<(u8, usize, Timestamp, String)> = hits
-                .into_iter()
-                .map(|h| (h.hop, h.shared, h.concluded_at, h.fingerprint))
-                .collect();
-            return Ok(rank(&mut ranked, q.limit, note, &evidence));
-        }
-        // Hop 1 borrows from the cached links: a hub seed has thousands of them, and copying
-        // each (or keeping a set per candidate) cost more than the walk itself.
-        let seed_links = seeds
-            .iter()
-            .map(|s| self.all_links(s))
-            .collect::<Result<Vec<_>, _>>()?;
         // episode -> (1 + index of the last seed counted, distinct seeds, concluded_at)
         let mut hop1: HashMap<&str, (usize, usize, Timestamp)> = HashMap::new();
         for (i, links) in seed_links.iter().enumerate() {
@@ -528,29 +552,38 @@ impl RecallLeg for GraphLeg {
         // Hop 1 came back short: widen through shared entities and lineage, never through a
         // seed, followed or not.
         let not_bridges: Vec<EntityKey> = seeds.iter().chain(&common).cloned().collect();
-        for fp in hop1.keys() {
+        q.check_deadline()?;
+        let hop1_fps: Vec<String> = hop1.keys().map(|fp| fp.to_string()).collect();
+        for (entity, other, concluded_at) in self.bridges(&hop1_fps, &not_bridges, &q.as_of)? {
+            let c = found.entry(other).or_insert_with(|| Candidate::new(2));
+            if c.hop == 2 {
+                c.shared.insert(entity);
+                c.concluded_at = c.concluded_at.or(concluded_at);
+            }
+        }
+        // Candidates reached only through lineage: their episodes, read together.
+        let unknown: Vec<String> = found
+            .iter()
+            .filter(|(_, c)| c.concluded_at.is_none())
+            .map(|(fp, _)| fp.clone())
+            .collect();
+        let mut concluded: HashMap<String, Timestamp> = HashMap::new();
+        if !unknown.is_empty() {
             q.check_deadline()?;
-            for (entity, other, concluded_at) in self.bridges(fp, &not_bridges, &q.as_of)? {
-                let c = found.entry(other).or_insert_with(|| Candidate::new(2));
-                if c.hop == 2 {
-                    c.shared.insert(entity);
-                    c.concluded_at = c.concluded_at.or(concluded_at);
+            for e in self
+                .store
+                .episodes(&unknown)
+                .map_err(LegError::from_display)?
+            {
+                if q.as_of.knows(e.ingested_at) && e.t_valid <= q.as_of.valid_at {
+                    concluded.insert(e.incident_fingerprint, e.concluded_at);
                 }
             }
         }
         let mut ranked: Vec<(u8, usize, Timestamp, String)> = Vec::with_capacity(found.len());
         for (fp, c) in found {
-            let concluded_at = match c.concluded_at {
-                Some(t) => t,
-                None => match q
-                    .check_deadline()
-                    .and_then(|()| self.store.episode(&fp).map_err(LegError::from_display))?
-                {
-                    Some(e) if q.as_of.knows(e.ingested_at) && e.t_valid <= q.as_of.valid_at => {
-                        e.concluded_at
-                    }
-                    _ => continue,
-                },
+            let Some(concluded_at) = c.concluded_at.or_else(|| concluded.get(&fp).copied()) else {
+                continue;
             };
             let shared = if c.hop == 1 {
                 c.hop1_shared
@@ -615,32 +648,56 @@ fn link_valid(l: &EntityLink, as_of: &AsOf) -> bool {
 }
 
 impl GraphLeg {
-    /// Hop-2 neighbours of a hop-1 episode: through its other valid facts (skipping hubs) and
-    /// through SUPERSEDES edges known and in force at the as-of point.
+    /// Hop-2 neighbours of the hop-1 episodes: through their other valid facts (skipping hubs)
+    /// and through SUPERSEDES edges known and in force at the as-of point. Three reads in all:
+    /// the episodes' facts, the links of the entities they name (those not cached), lineage.
     #[allow(clippy::type_complexity)]
     fn bridges(
         &self,
-        fp: &str,
+        fps: &[String],
         seeds: &[EntityKey],
         as_of: &AsOf,
     ) -> Result<Vec<(EntityKey, String, Option<Timestamp>)>, LegError> {
         let mut bridges = Vec::new();
-        for fact in self.store.facts(fp).map_err(LegError::from_display)? {
-            if !as_of.fact_valid(&fact) || seeds.contains(&fact.entity) {
-                continue;
-            }
-            for link in self.links_about(&fact.entity, as_of, Some(HUB_FACTS))? {
+        let facts: Vec<FactEdge> = self
+            .store
+            .facts_of_episodes(fps)
+            .map_err(LegError::from_display)?
+            .into_iter()
+            .filter(|f| as_of.fact_valid(f) && !seeds.contains(&f.entity))
+            .collect();
+        let entities: Vec<EntityKey> = facts
+            .iter()
+            .map(|f| f.entity.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let links: HashMap<&EntityKey, Arc<Links>> =
+            entities.iter().zip(self.links_of(&entities)?).collect();
+        let mut valid: HashMap<&EntityKey, Vec<&EntityLink>> = HashMap::new();
+        for fact in &facts {
+            let about = valid.entry(&fact.entity).or_insert_with(|| {
+                let all: Vec<&EntityLink> = links
+                    .get(&fact.entity)
+                    .map(|l| l.list.iter().filter(|l| link_valid(l, as_of)).collect())
+                    .unwrap_or_default();
+                if all.len() > HUB_FACTS {
+                    Vec::new()
+                } else {
+                    all
+                }
+            });
+            for link in about.iter() {
                 bridges.push((
                     fact.entity.clone(),
-                    link.episode,
+                    link.episode.clone(),
                     Some(link.episode_concluded_at),
                 ));
             }
         }
-        let backwards = self.store.supersedes(fp).map_err(LegError::from_display)?;
-        let forwards = self
+        let (backwards, forwards) = self
             .store
-            .superseded_by(fp)
+            .lineage_of_episodes(fps)
             .map_err(LegError::from_display)?;
         for (s, other) in backwards
             .iter()

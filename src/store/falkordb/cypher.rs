@@ -50,31 +50,6 @@ macro_rules! lineage_columns {
     };
 }
 
-/// A fact edge `r` of episode `e` valid at ($V, $K): both known, begun, and not closed by an
-/// invalidation recorded by $K that took effect by $V.
-macro_rules! valid_fact {
-    ($r:literal, $e:literal) => {
-        concat!(
-            $e,
-            ".ingested_at <= $K AND ",
-            $e,
-            ".t_valid <= $V AND ",
-            $r,
-            ".ingested_at <= $K AND ",
-            $r,
-            ".t_valid <= $V AND NOT (",
-            $r,
-            ".t_invalid IS NOT NULL AND ",
-            $r,
-            ".expired_at IS NOT NULL AND ",
-            $r,
-            ".expired_at <= $K AND ",
-            $r,
-            ".t_invalid <= $V)"
-        )
-    };
-}
-
 /// Every indexed property: (label or relationship type, property, RANGE or VECTOR).
 pub const LIST_INDEXES: &str = "CALL db.indexes() YIELD label, properties, types \
      UNWIND properties AS p UNWIND types[p] AS t RETURN label, p, t";
@@ -163,6 +138,12 @@ pub const SUPERSESSION_MARKS: &str = "UNWIND $keys AS fp \
      WHERE p.ingested_at <= $K \
      RETURN fp, writes, count(p)";
 
+/// Lineage edges that name one of `$keys` as the prior.
+pub const SUPERSEDED_BY_EPISODES: &str = concat!(
+    "UNWIND $keys AS fp MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode {incident_fingerprint: fp}) RETURN ",
+    lineage_columns!()
+);
+
 pub const SUPERSEDED_BY: &str = concat!(
     "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:MemoryEpisode {incident_fingerprint: $fp}) RETURN ",
     lineage_columns!()
@@ -194,10 +175,16 @@ pub const ENTITY_LINKS: &str = "MATCH (n:MemoryEntity {entity_type: $t, entity_r
      RETURN e.incident_fingerprint, type(r), r.t_valid, r.t_invalid, r.ingested_at, r.expired_at, \
      e.concluded_at, e.ingested_at, e.t_valid";
 
-/// Episodes with a fact about each entity, in the order of `$keys`.
-pub const MENTION_COUNTS: &str = "UNWIND range(0, size($keys) - 1) AS i WITH i, $keys[i] AS k \
-     OPTIONAL MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r})<-[:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
-     RETURN i, count(DISTINCT e) ORDER BY i";
+/// [`ENTITY_LINKS`] of each entity in `$keys`, each row led by the entity's index there.
+pub const ENTITY_LINKS_OF: &str = "UNWIND range(0, size($keys) - 1) AS i WITH i, $keys[i] AS k \
+     MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r})<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) \
+     RETURN i, e.incident_fingerprint, type(r), r.t_valid, r.t_invalid, r.ingested_at, r.expired_at, \
+     e.concluded_at, e.ingested_at, e.t_valid";
+
+/// Entities with at least `$min` fact edges, most first.
+pub const HUBS: &str = "MATCH (n:MemoryEntity)<-[r:MENTIONS|RESOLVED_BY]-(:MemoryEpisode) \
+     WITH n, count(r) AS links WHERE links >= $min \
+     RETURN n.entity_type, n.entity_ref ORDER BY links DESC, n.entity_type, n.entity_ref";
 
 pub const ENTITIES: &str = "MATCH (n:MemoryEntity) RETURN n.entity_type, n.entity_ref";
 
@@ -276,39 +263,6 @@ FOREACH (x IN $skills | MERGE (k:Skill {name: x.name, version: x.version}) \
 FOREACH (x IN $code_units | MERGE (u:CodeUnit {embedding_ref: x.ref}) \
   ON CREATE SET u.repo = x.repo, u.path = x.path, u.service = x.service) \
 RETURN meta.generation";
-
-/// Hop 1 of the graph walk: episodes with a valid fact about a seed, and how many seeds.
-pub const WALK_HOP1: &str = concat!(
-    "UNWIND $seeds AS s MATCH (n:MemoryEntity {entity_type: s.t, entity_ref: s.r}) WITH n \
-     MATCH (n)<-[r:MENTIONS|RESOLVED_BY]-(e:MemoryEpisode) WHERE ",
-    valid_fact!("r", "e"),
-    " WITH e, count(DISTINCT n) AS shared \
-     RETURN e.incident_fingerprint, e.concluded_at, shared \
-     ORDER BY shared DESC, e.concluded_at DESC, e.incident_fingerprint LIMIT $limit"
-);
-
-/// Hop 2 through shared entities: the hop-1 episodes' other valid facts, skipping entities
-/// with more than $hub valid facts, to the other episodes with a valid fact about them.
-pub const WALK_HOP2_ENTITIES: &str = concat!(
-    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp}) WITH h \
-     MATCH (h)-[r:MENTIONS|RESOLVED_BY]->(m:MemoryEntity) WHERE ",
-    valid_fact!("r", "h"),
-    " AND NOT ((m.entity_type + '|' + m.entity_ref) IN $seed_keys) WITH DISTINCT m \
-     MATCH (m)<-[o:MENTIONS|RESOLVED_BY]-(x:MemoryEpisode) WHERE ",
-    valid_fact!("o", "x"),
-    " WITH m, collect(DISTINCT x) AS others, count(o) AS links WHERE links <= $hub \
-     UNWIND others AS x WITH m, x WHERE NOT x.incident_fingerprint IN $hop1 \
-     RETURN x.incident_fingerprint, x.concluded_at, m.entity_type, m.entity_ref"
-);
-
-/// Hop 2 through lineage: SUPERSEDES edges of hop-1 episodes in force at ($V, $K).
-pub const WALK_HOP2_LINEAGE: &str = concat!(
-    "UNWIND $hop1 AS fp MATCH (h:MemoryEpisode {incident_fingerprint: fp}) WITH h \
-     MATCH (h)-[s:SUPERSEDES]-(x:MemoryEpisode) WHERE ",
-    valid_fact!("s", "x"),
-    " AND NOT x.incident_fingerprint IN $hop1 \
-     RETURN x.incident_fingerprint, x.concluded_at, s.entity_type, s.entity_ref"
-);
 
 /// Integrity: fact intervals that end before they begin or close without a record of when.
 pub const CHECK_FACTS: &str = "MATCH (e:MemoryEpisode)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity) \

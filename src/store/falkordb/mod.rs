@@ -9,7 +9,6 @@ mod params;
 mod read;
 mod rows;
 mod url;
-mod walk;
 mod write;
 
 use std::collections::BTreeSet;
@@ -183,7 +182,14 @@ impl FalkorStore {
         });
         match rx.recv() {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(e)) => Err(self.unreachable(&e)),
+            Ok(Err(e)) => {
+                if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
+                    // The server that comes back may be a fresh one: its indexes are checked
+                    // again (without them FalkorDB answers some of our queries with null rows).
+                    self.schema_ready.store(false, Ordering::Release);
+                }
+                Err(self.unreachable(&e))
+            }
             Err(_) => Err(internal("the FalkorDB connection task stopped")),
         }
     }

@@ -6,11 +6,11 @@ use super::rows::Row;
 use super::{FalkorStore, IngestCursor, Param};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{
-    AsOf, EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
+    EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
 };
 use crate::store::{
     ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
-    TimelineQuery, WalkHit, WriteBatch,
+    TimelineQuery, WriteBatch,
 };
 
 /// From this offset on, a page of the whole timeline may be read from its oldest end.
@@ -370,19 +370,7 @@ impl MemoryStore for FalkorStore {
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let rows = self.query(cypher::ENTITY_LINKS, &entity_params(entity))?;
-        rows.decode(|r| {
-            Ok(EntityLink {
-                episode: r.string(0)?,
-                relation: relation(&r.string(1)?)?,
-                t_valid: r.time(2)?,
-                t_invalid: r.opt_time(3)?,
-                ingested_at: r.time(4)?,
-                expired_at: r.opt_time(5)?,
-                episode_concluded_at: r.time(6)?,
-                episode_ingested_at: r.time(7)?,
-                episode_t_valid: r.time(8)?,
-            })
-        })
+        rows.decode(|r| entity_link(r, 0))
     }
 
     fn entities_touched_by(&self, fingerprints: &[String]) -> Result<Vec<EntityKey>, StoreError> {
@@ -551,9 +539,23 @@ impl MemoryStore for FalkorStore {
         Ok(Some(edges))
     }
 
-    fn mention_counts(&self, entities: &[EntityKey]) -> Result<Option<Vec<u64>>, StoreError> {
+    fn lineage_of_episodes(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<(Vec<Supersession>, Vec<Supersession>), StoreError> {
+        let fps = distinct(fingerprints.iter().cloned());
+        let wrote = self.supersedes_of(&fps)?;
+        let mut named = self.for_keys(cypher::SUPERSEDED_BY_EPISODES, &fps, lineage)?;
+        named.sort_by(|a, b| {
+            (&a.prior, &a.episode, &a.entity).cmp(&(&b.prior, &b.episode, &b.entity))
+        });
+        Ok((wrote, named))
+    }
+
+    fn entity_links_of(&self, entities: &[EntityKey]) -> Result<Vec<Vec<EntityLink>>, StoreError> {
+        let mut out = vec![Vec::new(); entities.len()];
         if entities.is_empty() {
-            return Ok(Some(Vec::new()));
+            return Ok(out);
         }
         let keys = Param::List(
             entities
@@ -566,30 +568,46 @@ impl MemoryStore for FalkorStore {
                 })
                 .collect(),
         );
-        let mut counts = vec![0u64; entities.len()];
         for row in self
-            .query(cypher::MENTION_COUNTS, &[("keys", keys)])?
+            .query(cypher::ENTITY_LINKS_OF, &[("keys", keys)])?
             .iter()
         {
             let i = usize::try_from(row.int(0)?).unwrap_or(usize::MAX);
-            if let Some(slot) = counts.get_mut(i) {
-                *slot = u64::try_from(row.int(1)?).unwrap_or(0);
+            let link = entity_link(&row, 1)?;
+            if let Some(slot) = out.get_mut(i) {
+                slot.push(link);
             }
         }
-        Ok(Some(counts))
+        Ok(out)
     }
 
-    fn walk(
-        &self,
-        seeds: &[EntityKey],
-        skip: &[EntityKey],
-        as_of: &AsOf,
-        hub_facts: usize,
-        limit: usize,
-    ) -> Result<Option<Vec<WalkHit>>, StoreError> {
-        self.walk_in_cypher(seeds, skip, as_of, hub_facts, limit)
-            .map(Some)
+    fn hubs(&self, min: u64) -> Result<Option<Vec<EntityKey>>, StoreError> {
+        let rows = self.query(
+            cypher::HUBS,
+            &[("min", Param::Int(i64::try_from(min).unwrap_or(i64::MAX)))],
+        )?;
+        Ok(Some(rows.decode(|r| {
+            Ok(EntityKey {
+                entity_type: r.string(0)?,
+                entity_ref: r.string(1)?,
+            })
+        })?))
     }
+}
+
+/// An [`EntityLink`] from the columns of [`cypher::ENTITY_LINKS`], starting at `at`.
+fn entity_link(r: &Row<'_>, at: usize) -> Result<EntityLink, StoreError> {
+    Ok(EntityLink {
+        episode: r.string(at)?,
+        relation: relation(&r.string(at + 1)?)?,
+        t_valid: r.time(at + 2)?,
+        t_invalid: r.opt_time(at + 3)?,
+        ingested_at: r.time(at + 4)?,
+        expired_at: r.opt_time(at + 5)?,
+        episode_concluded_at: r.time(at + 6)?,
+        episode_ingested_at: r.time(at + 7)?,
+        episode_t_valid: r.time(at + 8)?,
+    })
 }
 
 /// A SKIP or LIMIT: FalkorDB takes at most a signed 32-bit count.
