@@ -20,3 +20,4 @@ pub mod recall;
 pub mod redact;
 pub mod store;
 pub mod synthetic;
+pub mod telemetry;

@@ -181,6 +181,11 @@ fn lineage_and_stats_json() {
     assert!(s["generation"].as_u64().is_some_and(|g| g >= 1), "{s}");
     s.as_object_mut().unwrap().remove("store_id");
     s.as_object_mut().unwrap().remove("generation");
+    // Nobody recalled from it: the recall section says so.
+    let recall = s.as_object_mut().unwrap().remove("recall").unwrap();
+    assert_eq!(recall["mode"], "active", "{recall}");
+    assert_eq!(recall["warm"]["readiness"], "no_recalls", "{recall}");
+    assert_eq!(recall["counters"]["modes"][0]["recalls"], 0, "{recall}");
     assert_eq!(
         s,
         json!({"episodes": 3, "entities": 5, "mentions": 3, "resolved_by": 3, "supersedes": 1, "invalidated_edges": 1})

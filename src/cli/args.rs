@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 use strata::embed::{EmbedderKind, MiniLmRuntime};
 use strata::model::{EntityKey, Timestamp};
-use strata::recall::{FusionPolicy, LegSet, LegWeights, StalePolicy};
+use strata::recall::{FusionPolicy, LegSet, LegWeights, RecallMode, StalePolicy};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -47,6 +47,12 @@ pub struct Cli {
     /// local index in --data]
     #[arg(long, global = true, env = "STRATA_VECTORS", value_name = "URL")]
     pub vectors: Option<String>,
+
+    /// active hands recall's results back; shadow runs and records every recall (MCP and
+    /// `strata recall`) but hands back only how many it withheld and each leg's status
+    /// [default: the config's [recall] mode, else active]
+    #[arg(long, global = true, env = "STRATA_RECALL_MODE", value_enum)]
+    pub recall_mode: Option<RecallMode>,
 
     #[command(flatten)]
     pub embedder: EmbedderArgs,
@@ -110,6 +116,12 @@ pub enum Command {
     Stats(JsonFlag),
     /// Verify every index, reference and counter of the store
     Check(JsonFlag),
+    /// Whether the memory looks ready to go from shadow to active: the warm signal in words,
+    /// and how each leg has answered
+    Warm(JsonFlag),
+    /// The recall counters, the warm signal, episodes, index lag and writer-lock waits as
+    /// Prometheus text, once (for a node-exporter textfile collector)
+    Metrics,
     /// Recall related past incidents: three legs fused by RRF, with per-leg ranks
     Recall(RecallArgs),
     /// Replay labelled incidents through recall and report AC@1, AC@3, MRR, nDCG@10

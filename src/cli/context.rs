@@ -10,8 +10,9 @@ use strata::config::{self, Config};
 use strata::embed::{self, Embedder, EmbedderConfig, EmbedderKind};
 use strata::index::VectorLocation;
 use strata::model::Timestamp;
-use strata::recall::{RecallEngine, RecallStack, StackOptions};
+use strata::recall::{RecallEngine, RecallMode, RecallStack, StackOptions};
 use strata::store::{KnowledgeTime, MemoryStore, StoreLocation};
+use strata::telemetry::{self, CounterReader, Counters, Recorder, WarmSignal};
 
 /// What every command shares: where the data lives, what time it is, which embedder.
 pub struct Context {
@@ -27,6 +28,8 @@ pub struct Context {
     pub allow_future_now: bool,
     /// Neither `--data` nor `STRATA_DATA` was given: the data lives in the platform's data dir.
     pub default_data_dir: bool,
+    /// `--recall-mode` / `STRATA_RECALL_MODE` > `[recall] mode` > active.
+    pub recall_mode: RecallMode,
 }
 
 /// How far ahead of the wall clock a write's knowledge time may be.
@@ -83,7 +86,9 @@ impl Context {
                 .as_deref(),
             &store,
         )?;
+        let recall_mode = config.recall.mode.unwrap_or_default();
         Ok(Context {
+            recall_mode,
             store,
             vectors,
             data_dir,
@@ -125,8 +130,9 @@ impl Context {
     }
 
     /// Opens the store; a server that would lose what it acknowledges gets a warning on
-    /// stderr, once.
+    /// stderr, once. A writer that waits for another's turn from now on is counted.
     pub fn open_store(&self) -> Result<Arc<dyn MemoryStore>> {
+        telemetry::count_writer_waits(self.telemetry_dir());
         let store = self.store.open()?;
         static WARNED: std::sync::Once = std::sync::Once::new();
         if let Some(warning) = store.durability_warning() {
@@ -155,6 +161,49 @@ impl Context {
         embed::build(&self.embedder).map(Arc::from)
     }
 
+    /// Where this store's recall counters live.
+    pub fn telemetry_dir(&self) -> PathBuf {
+        self.store.telemetry_dir(&self.data_dir)
+    }
+
+    /// Counts every recall of this process from now on; `None` (said in the log) where the
+    /// counters cannot be written, e.g. a read-only data directory: recall answers anyway.
+    pub fn recorder(&self) -> Option<Arc<Recorder>> {
+        let started = Counters::open(&self.telemetry_dir())
+            .map_err(|e| e.to_string())
+            .and_then(|c| Recorder::start(c).map_err(|e| e.to_string()));
+        match started {
+            Ok(recorder) => Some(recorder),
+            Err(e) => {
+                tracing::warn!(error = %e, "recalls are not counted");
+                None
+            }
+        }
+    }
+
+    /// This store's counters and warm signal, read as configured (`[recall] warm_window`,
+    /// `warm_ready`).
+    pub fn counter_reader(&self) -> CounterReader {
+        CounterReader {
+            dir: self.telemetry_dir(),
+            window: self
+                .config
+                .recall
+                .warm_window
+                .unwrap_or(telemetry::DEFAULT_WINDOW),
+            ready_at: self
+                .config
+                .recall
+                .warm_ready
+                .unwrap_or(telemetry::DEFAULT_READY_AT),
+        }
+    }
+
+    /// Every recall counter and the warm signal; zeros when nothing was recorded yet.
+    pub fn recall_counters(&self) -> Result<(telemetry::Snapshot, WarmSignal)> {
+        Ok(self.counter_reader().read()?)
+    }
+
     /// Opens recall over `store`, catching the indexes up with progress on stderr, and
     /// printing what the user should know.
     pub fn open_recall(&self, store: Arc<dyn MemoryStore>) -> RecallStack {
@@ -179,8 +228,9 @@ impl Context {
     }
 
     /// The config's `[recall]` settings (timeout, leg limit, weights, stale policy, brief
-    /// length) on an engine.
+    /// length) and the recall mode on an engine.
     pub fn configure_recall(&self, engine: &mut RecallEngine) {
+        engine.mode = self.recall_mode;
         if let Some(ms) = self.config.recall.timeout_ms {
             engine.timeout = std::time::Duration::from_millis(ms);
         }
@@ -208,8 +258,18 @@ impl Context {
             .open(self.data_dir.join("strata.log"))
             .ok()?;
         let (writer, guard) = tracing_appender::non_blocking(file);
-        let filter = tracing_subscriber::EnvFilter::try_from_env("STRATA_LOG")
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        let asked = std::env::var("STRATA_LOG").unwrap_or_default();
+        let mut filter = tracing_subscriber::EnvFilter::try_new(&asked)
+            .ok()
+            .filter(|_| !asked.trim().is_empty())
+            .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+        // The MCP SDK logs whole requests and answers (queries, summaries) at debug: held at
+        // info unless STRATA_LOG names it, so bodies never reach the log by accident.
+        if !asked.contains("rmcp")
+            && let Ok(directive) = "rmcp=info".parse()
+        {
+            filter = filter.add_directive(directive);
+        }
         tracing_subscriber::fmt()
             .with_env_filter(filter)
             .with_writer(writer)

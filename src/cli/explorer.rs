@@ -79,6 +79,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
         .or(ctx.config.recall.timeout_ms.map(Duration::from_millis));
     let leg_limit = ctx.config.recall.leg_limit;
     let weights = ctx.config.recall.weights;
+    let recall_mode = ctx.recall_mode;
     // In a terminal, vectors far behind the store (a first launch) are embedded in the
     // background while BM25 and graph answer; headless runs wait, so their frames are the
     // same on every run.
@@ -111,6 +112,9 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
         if let Some(w) = weights {
             stack.engine.weights = w;
         }
+        // The explorer shows results in either mode and counts none of its recalls: they are
+        // a person's, not the agent's.
+        stack.engine.mode = recall_mode;
         stack
     });
     let worker = Worker::start_with(
@@ -119,6 +123,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
         WorkerOptions {
             follow_every: launch.follow.then(|| follow_every(&ctx.store)),
             history: Some(HistoryFile::new(ctx.store.query_history(&ctx.data_dir))),
+            counters: Some(ctx.counter_reader()),
         },
     )?;
     Ok(Explorer::new(
@@ -130,6 +135,7 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
             record_events: launch.record_events,
             recall_k: 10,
             live_clock: ctx.now_is_live(),
+            recall_mode: ctx.recall_mode,
         },
         worker,
         size,

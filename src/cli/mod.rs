@@ -29,6 +29,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         (cli.store, cli.vectors),
     )?;
     ctx.allow_future_now = cli.allow_future_now;
+    if let Some(mode) = cli.recall_mode {
+        ctx.recall_mode = mode;
+    }
     ctx.default_data_dir = default_data_dir;
     let extra: Vec<(String, String)> = ctx
         .config
@@ -54,6 +57,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Skills(a)) => commands::skills::list(&ctx, &a),
         Some(Command::Stats(a)) => commands::stats::run(&ctx, a.json),
         Some(Command::Check(a)) => commands::check::run(&ctx, a.json),
+        Some(Command::Warm(a)) => commands::warm::run(&ctx, a.json),
+        Some(Command::Metrics) => commands::metrics::run(&ctx),
         Some(Command::Recall(a)) => commands::recall::run(&ctx, &a),
         Some(Command::Eval(a)) => commands::eval::run(&ctx, &a),
         Some(Command::Index(a)) => commands::index::run(&ctx, a.json),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::embed::{EmbedderKind, MiniLmRuntime};
-use crate::recall::{LegWeights, StalePolicy};
+use crate::recall::{LegWeights, RecallMode, StalePolicy};
 
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +80,14 @@ pub struct RecallSection {
     pub stale: Option<StalePolicy>,
     /// The recall brief's length bound, in characters.
     pub brief_chars: Option<usize>,
+    /// `active` (the default) hands results back; `shadow` runs and records every recall but
+    /// hands back none (the MCP `recall` tool and `strata recall`; the explorer always shows
+    /// them).
+    pub mode: Option<RecallMode>,
+    /// Recalls the warm signal looks back over (1 to 10,000; default 200).
+    pub warm_window: Option<usize>,
+    /// The warm share at which the memory looks ready to go active (0 to 1; default 0.5).
+    pub warm_ready: Option<f64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +127,25 @@ impl Config {
                 .collect::<Vec<_>>()
                 .join("\n"),
         })?;
+        let recall_err = |message: String| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message,
+        };
+        if let Some(n) = config.recall.warm_window
+            && !(1..=crate::telemetry::KEPT_RECALLS as usize).contains(&n)
+        {
+            return Err(recall_err(format!(
+                "[recall] warm_window = {n}: expected 1 to {}",
+                crate::telemetry::KEPT_RECALLS
+            )));
+        }
+        if let Some(r) = config.recall.warm_ready
+            && !(0.0..=1.0).contains(&r)
+        {
+            return Err(recall_err(format!(
+                "[recall] warm_ready = {r}: expected a share from 0 to 1, e.g. 0.5"
+            )));
+        }
         if let Some(w) = &config.recall.weights {
             w.check().map_err(|why| ConfigError::Parse {
                 path: path.to_path_buf(),

@@ -22,7 +22,7 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use heed::{Env, EnvFlags, EnvOpenOptions, RoTxn, WithoutTls};
 
 pub use mapped::Mapped;
-pub use writer_lock::{LockError, WriterGuard, WriterLock};
+pub use writer_lock::{LockError, WaitObserver, WriterGuard, WriterLock, observe_waits};
 
 /// Address space reserved for a store; the file grows only as data is written.
 const MAP_SIZE: usize = 1 << 40;

@@ -6,6 +6,7 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// How long a writer waits for the one ahead of it unless `STRATA_WRITE_WAIT_MS` says.
@@ -28,6 +29,16 @@ pub enum LockError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+/// Told of each lock this process had to wait for, and how long it waited.
+pub type WaitObserver = Box<dyn Fn(&Path, Duration) + Send + Sync>;
+
+static WAIT_OBSERVER: OnceLock<WaitObserver> = OnceLock::new();
+
+/// Sets the observer of this process's lock waits; only the first call counts.
+pub fn observe_waits(observer: WaitObserver) {
+    let _ = WAIT_OBSERVER.set(observer);
 }
 
 pub struct WriterLock {
@@ -77,10 +88,12 @@ impl WriterLock {
             .open(&self.path)
             .map_err(io)?;
         let started = Instant::now();
+        let mut waited = false;
         loop {
             match file.try_lock() {
                 Ok(()) => break,
                 Err(TryLockError::WouldBlock) if started.elapsed() < wait => {
+                    waited = true;
                     std::thread::sleep(POLL);
                 }
                 Err(TryLockError::WouldBlock) => {
@@ -101,6 +114,9 @@ impl WriterLock {
             .and_then(|_| file.write_all(describe_self().as_bytes()));
         if let Err(e) = described {
             tracing::debug!(lock = %self.path.display(), error = %e, "cannot say who holds the lock");
+        }
+        if waited && let Some(observe) = WAIT_OBSERVER.get() {
+            observe(&self.path, started.elapsed());
         }
         Ok(WriterGuard { file })
     }

@@ -19,6 +19,8 @@ pub use server::{Clock, Memory, MemoryServer};
 
 /// The path the HTTP transport serves.
 pub const HTTP_PATH: &str = "/mcp";
+/// Where the HTTP transport serves Prometheus metrics.
+pub const METRICS_PATH: &str = "/metrics";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -51,8 +53,9 @@ pub async fn serve_stdio(server: MemoryServer) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Serves streamable HTTP at `http://ADDR/mcp` until Ctrl-C or SIGTERM; `ready` is told the
-/// address actually bound (port 0 picks one).
+/// Serves streamable HTTP at `http://ADDR/mcp`, and Prometheus metrics at
+/// `http://ADDR/metrics`, until Ctrl-C or SIGTERM; `ready` is told the address actually bound
+/// (port 0 picks one).
 pub async fn serve_http(
     server: MemoryServer,
     addr: SocketAddr,
@@ -67,6 +70,7 @@ pub async fn serve_http(
     let bound = listener
         .local_addr()
         .map_err(|source| ServeError::Bind { addr, source })?;
+    let scraped = server.clone();
     let config = StreamableHttpServerConfig::default();
     // Open sessions (an SSE stream) end when the server stops, or the shutdown would wait
     // for every client to hang up.
@@ -76,7 +80,10 @@ pub async fn serve_http(
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new().nest_service(HTTP_PATH, service);
+    let router = axum::Router::new().nest_service(HTTP_PATH, service).route(
+        METRICS_PATH,
+        axum::routing::get(move || metrics(scraped.clone())),
+    );
     ready(bound);
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
@@ -85,6 +92,24 @@ pub async fn serve_http(
         })
         .await
         .map_err(|e| ServeError::Stopped(e.to_string()))
+}
+
+/// `GET /metrics`: one scrape, read off the async workers.
+async fn metrics(server: MemoryServer) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    match tokio::task::spawn_blocking(move || server.metrics()).await {
+        Ok(Ok(text)) => (
+            [(
+                header::CONTENT_TYPE,
+                crate::telemetry::metrics::CONTENT_TYPE,
+            )],
+            text,
+        )
+            .into_response(),
+        Ok(Err(why)) => (StatusCode::INTERNAL_SERVER_ERROR, why).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
 }
 
 async fn shutdown() {

@@ -65,6 +65,8 @@ pub struct Memory {
     pub limits: RecordLimits,
     /// Where the store is, for the summary (credentials masked).
     pub describe: String,
+    /// The recall counters `/metrics` shows.
+    pub counters: crate::telemetry::CounterReader,
 }
 
 #[derive(Clone)]
@@ -151,6 +153,19 @@ impl MemoryServer {
         self.memory.clock.now()
     }
 
+    /// One metrics scrape as Prometheus text: the counters every process on this memory
+    /// keeps, the warm signal, and this server's store and indexes. Blocking reads.
+    pub fn metrics(&self) -> Result<String, String> {
+        let (counters, warm) = self.memory.counters.read().map_err(|e| e.to_string())?;
+        let gauges = self.memory.recall.stack.gauges(self.memory.store.as_ref());
+        crate::telemetry::metrics::render(crate::telemetry::metrics::Scrape {
+            counters,
+            warm,
+            gauges,
+        })
+        .map_err(|e| format!("cannot encode the metrics: {e}"))
+    }
+
     /// Recall past incidents like this one: semantic kNN, BM25 and a graph walk from the
     /// entities, fused by Reciprocal Rank Fusion. Returns each result with every leg's rank,
     /// each leg's status and latency, and skills the results suggest. No LLM is involved.
@@ -177,7 +192,8 @@ impl MemoryServer {
             fusion: args.fusion,
             stale: args.stale.unwrap_or(live.stack.engine.stale),
         };
-        let response = live.stack.engine.recall(&request).await;
+        let engine = &live.stack.engine;
+        let response = engine.recall(&request).await.handed_out(engine.mode);
         answer(&response)
     }
 

@@ -2,17 +2,21 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tracing::Instrument;
+
 use super::brief;
 use super::confidence;
 use super::fate::{self, StalePolicy};
 use super::fusion::{self, Fused, FusionPolicy, LegWeights, Ranking};
 use super::leg::{Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg};
+use super::mode::RecallMode;
 use super::response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,
 };
 use crate::learning::skill;
 use crate::model::{AsOf, EntityKey, MemoryEpisode, Timestamp};
 use crate::store::{MemoryStore, StoreError};
+use crate::telemetry::{Observation, Recorder};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(250);
 pub const DEFAULT_LEG_LIMIT: usize = 50;
@@ -38,6 +42,21 @@ pub struct Recalled {
     pub run: LegRun,
     /// When each candidate any leg found concluded.
     pub concluded_at: HashMap<String, Timestamp>,
+    /// Results the memory knew before the request's knowledge time.
+    pub known_before: usize,
+}
+
+impl Recalled {
+    /// Its top k held an episode known before the query's knowledge time: a real hit from
+    /// the past, what the warm signal counts.
+    pub fn warm(&self) -> bool {
+        self.known_before > 0
+    }
+}
+
+/// Milliseconds to a tenth, for a span.
+fn round_ms(ms: f64) -> f64 {
+    (ms * 10.0).round() / 10.0
 }
 
 /// What the legs answered for one request, before fusion.
@@ -106,6 +125,11 @@ pub struct RecallEngine {
     pub brief_chars: usize,
     /// The stale policy of requests that do not choose one (`[recall] stale`).
     pub stale: StalePolicy,
+    /// What the agent-facing surfaces hand back (`[recall] mode`); every answer says it.
+    pub mode: RecallMode,
+    /// Where each recall is counted, for the surfaces an agent recalls through (the MCP
+    /// server, `strata recall`); `None` counts nothing (the explorer, the evaluation).
+    pub recorder: Option<Arc<Recorder>>,
 }
 
 impl RecallEngine {
@@ -123,6 +147,8 @@ impl RecallEngine {
             weights: LegWeights::default(),
             brief_chars: brief::DEFAULT_CHARS,
             stale: StalePolicy::default(),
+            mode: RecallMode::default(),
+            recorder: None,
         }
     }
 
@@ -165,7 +191,59 @@ impl RecallEngine {
 
     /// Recall, and what it was fused from: every leg's ranking and the candidates' dates, so
     /// the same legs can be fused again under other policies (the evaluation does).
+    ///
+    /// Each recall is a `recall` span carrying counts and times only (each leg's status, hits
+    /// and latency, the results, whether it was warm): never the query, a summary or a
+    /// fingerprint.
     pub async fn recall_explained(&self, request: &RecallRequest) -> Recalled {
+        let span = tracing::info_span!(
+            "recall",
+            mode = self.mode.as_str(),
+            k = request.k,
+            fusion = request.fusion.as_str(),
+            entities = request.entities.len(),
+            semantic = tracing::field::Empty,
+            semantic_hits = tracing::field::Empty,
+            semantic_ms = tracing::field::Empty,
+            bm25 = tracing::field::Empty,
+            bm25_hits = tracing::field::Empty,
+            bm25_ms = tracing::field::Empty,
+            graph = tracing::field::Empty,
+            graph_hits = tracing::field::Empty,
+            graph_ms = tracing::field::Empty,
+            results = tracing::field::Empty,
+            warm = tracing::field::Empty,
+            ms = tracing::field::Empty,
+        );
+        let recalled = self
+            .recall_unrecorded(request)
+            .instrument(span.clone())
+            .await;
+        let response = &recalled.response;
+        let warm = recalled.warm();
+        for leg in Leg::ALL {
+            let r = response.legs.get(leg);
+            let field = |what: &str| format!("{}{what}", leg.as_str());
+            span.record(field("").as_str(), r.status.as_str());
+            if r.status != super::response::LegStatus::Disabled {
+                span.record(field("_hits").as_str(), r.hits);
+                span.record(field("_ms").as_str(), round_ms(r.latency_ms));
+            }
+        }
+        span.record("results", response.results.len());
+        span.record("warm", warm);
+        span.record("ms", round_ms(response.latency_ms));
+        match &self.recorder {
+            Some(recorder) => {
+                tracing::info!(parent: &span, "recall answered");
+                recorder.record(Observation::of(response, warm));
+            }
+            None => tracing::debug!(parent: &span, "recall answered"),
+        }
+        recalled
+    }
+
+    async fn recall_unrecorded(&self, request: &RecallRequest) -> Recalled {
         let started = Instant::now();
         let mut run = self.run_legs(request).await;
         let (episodes, unreadable) = self.candidates(&run).await;
@@ -225,11 +303,24 @@ impl RecallEngine {
             skills,
             brief,
             latency_ms: started.elapsed().as_secs_f64() * 1e3,
+            mode: self.mode,
+            withheld: 0,
         };
+        let known_before = response
+            .results
+            .iter()
+            .filter(|r| {
+                episodes
+                    .get(&r.fingerprint)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|e| e.ingested_at < request.as_of.known_at)
+            })
+            .count();
         Recalled {
             response,
             run,
             concluded_at: concluded,
+            known_before,
         }
     }
 

@@ -13,6 +13,7 @@ pub mod fate;
 pub mod fusion;
 mod leg;
 pub mod legs;
+mod mode;
 mod open;
 mod response;
 mod warming;
@@ -24,6 +25,7 @@ pub use engine::{
 pub use fate::{Resolver, StalePolicy, Successor, Superseded};
 pub use fusion::{FusionPolicy, LegWeights, OrderKey};
 pub use leg::{ChoiceError, Leg, LegError, LegHits, LegQuery, LegSet, RecallLeg, StoreEpisodes};
+pub use mode::RecallMode;
 pub use open::{RecallStack, StackOptions};
 pub use response::{
     LegReport, LegReports, LegStatus, RecallResponse, RecallResult, SkillSuggestion,

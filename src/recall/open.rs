@@ -183,6 +183,25 @@ impl RecallStack {
 }
 
 impl RecallStack {
+    /// What a metrics scrape shows of the store and these indexes: episodes stored, and how
+    /// many of them each index does not hold yet. What cannot be read is left out.
+    pub fn gauges(&self, store: &dyn MemoryStore) -> crate::telemetry::metrics::Gauges {
+        let episodes = store.stats().map(|s| s.episodes).ok();
+        let mut index_lag = Vec::new();
+        if let Some(total) = episodes {
+            if let Some(t) = &self.text {
+                index_lag.push(("bm25".to_string(), total.saturating_sub(t.len())));
+            }
+            if let Some(held) = self.vectors.as_ref().and_then(|v| v.count().ok()) {
+                index_lag.push(("vectors".to_string(), total.saturating_sub(held as u64)));
+            }
+        }
+        crate::telemetry::metrics::Gauges {
+            episodes,
+            index_lag,
+        }
+    }
+
     /// Reads now what the first queries would otherwise read (the graph leg's hub links): for
     /// processes that answer many recalls (the explorer, the MCP server, the benches). A
     /// one-shot recall or an index build skips it.

@@ -4,6 +4,7 @@ use super::confidence::Confidence;
 use super::fate::{Resolver, StalePolicy, Successor, Superseded};
 use super::fusion::{FusionPolicy, LegWeights, OrderKey, PerLeg};
 use super::leg::Leg;
+use super::mode::RecallMode;
 use crate::model::{EntityKey, Timestamp};
 
 #[derive(
@@ -168,9 +169,39 @@ pub struct RecallResponse {
     pub brief: String,
     /// Wall time of the whole recall, legs in parallel.
     pub latency_ms: f64,
+    /// `shadow`: the legs ran and the recall was recorded, but its results were withheld.
+    pub mode: RecallMode,
+    /// How many results a shadow recall held back (0 when active).
+    pub withheld: usize,
 }
 
 impl RecallResponse {
+    /// The answer a shadow recall hands back: the legs' status, hit counts and latency, and
+    /// how many results it held back, with nothing drawn from memory (no results, skills,
+    /// brief or graph seeds).
+    pub fn withhold(mut self) -> Self {
+        self.mode = RecallMode::Shadow;
+        self.withheld = self.results.len();
+        self.results.clear();
+        self.skills.clear();
+        self.brief = format!(
+            "shadow mode: {} results withheld (recall is being watched before it is handed out)",
+            self.withheld
+        );
+        for leg in Leg::ALL {
+            self.legs.get_mut(leg).note = None;
+        }
+        self
+    }
+
+    /// This answer as recall in `mode` hands it out: withheld in shadow mode.
+    pub fn handed_out(self, mode: RecallMode) -> Self {
+        match mode {
+            RecallMode::Active => self,
+            RecallMode::Shadow => self.withhold(),
+        }
+    }
+
     /// The answer when recall itself cannot run (no store): every asked leg failed, saying why.
     pub fn unavailable(request: &super::engine::RecallRequest, why: &str) -> Self {
         let report = |leg: super::leg::Leg| {
@@ -203,6 +234,8 @@ impl RecallResponse {
             skills: Vec::new(),
             brief: String::new(),
             latency_ms: 0.0,
+            mode: RecallMode::default(),
+            withheld: 0,
         }
     }
 }

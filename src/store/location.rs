@@ -61,6 +61,17 @@ impl StoreLocation {
         data_dir.join("history").join(format!("{name}.jsonl"))
     }
 
+    /// Where the recall counters and the warm signal of this store live: an LMDB environment
+    /// of their own, beside the store, one per store (a FalkorDB graph's are this machine's
+    /// count of the recalls answered here).
+    pub fn telemetry_dir(&self, data_dir: &Path) -> PathBuf {
+        let name = match self {
+            StoreLocation::Embedded(_) => "embedded".to_string(),
+            StoreLocation::FalkorDb(url) => url.slug(),
+        };
+        data_dir.join("telemetry").join(name)
+    }
+
     /// Where the indexes derived from this store live: one directory per store.
     pub fn index_dir(&self, data_dir: &Path) -> PathBuf {
         match self {

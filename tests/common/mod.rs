@@ -167,6 +167,7 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
             record_events: false,
             recall_k: 10,
             live_clock: false,
+            recall_mode: Default::default(),
         },
         worker,
         ratatui::layout::Rect::new(0, 0, width, height),

@@ -129,6 +129,7 @@ fn bench(
             record_events: false,
             recall_k: 10,
             live_clock: false,
+            recall_mode: Default::default(),
         },
         worker,
         Rect::new(0, 0, width, height),

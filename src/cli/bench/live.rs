@@ -120,6 +120,7 @@ fn bench(
         WorkerOptions {
             follow_every: Some(follow),
             history: None,
+            counters: None,
         },
     )?;
     let mut app = Explorer::new(
@@ -131,6 +132,7 @@ fn bench(
             record_events: false,
             recall_k: 10,
             live_clock: false,
+            recall_mode: Default::default(),
         },
         worker,
         Rect::new(0, 0, 200, 60),

@@ -14,6 +14,8 @@ pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
     let mut stack = ctx.open_recall(store.clone());
     // A server answers many recalls: what the legs keep is built before the first.
     stack.warm_legs();
+    let recorder = ctx.recorder();
+    stack.engine.recorder = recorder.clone();
     let clock = if ctx.now_is_live() {
         Clock::Wall
     } else {
@@ -27,6 +29,7 @@ pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
         recall: Arc::new(LiveRecall::new(stack, generation)),
         clock,
         limits: ctx.config.ingest,
+        counters: ctx.counter_reader(),
     });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -39,6 +42,7 @@ pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
                 mcp::serve_http(server, addr, |bound| {
                     // Not through say!: redaction would mask the address, and it is ours.
                     eprintln!("strata mcp: listening on http://{bound}{}", mcp::HTTP_PATH);
+                    eprintln!("strata mcp: metrics at http://{bound}{}", mcp::METRICS_PATH);
                 })
                 .await
             }
@@ -46,6 +50,10 @@ pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
     });
     // A recall leg that timed out may still be blocked in I/O: do not wait for it.
     runtime.shutdown_background();
+    // Every recall answered is counted before the process ends.
+    if let Some(recorder) = recorder {
+        recorder.close();
+    }
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use crate::cli::args::RecallArgs;
 use crate::cli::context::Context;
 use crate::cli::output::{excerpt, print_json, safe};
 use strata::model::AsOf;
-use strata::recall::{Leg, LegStatus, RecallRequest, RecallResponse};
+use strata::recall::{Leg, LegStatus, RecallMode, RecallRequest, RecallResponse};
 use strata::store::MemoryStore;
 
 pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
@@ -22,6 +22,7 @@ pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
     if let Some(w) = args.weights {
         stack.engine.weights = w;
     }
+    stack.engine.recorder = ctx.recorder();
     let request = RecallRequest {
         exclude: Vec::new(),
         text: args.text.clone(),
@@ -39,9 +40,15 @@ pub fn run(ctx: &Context, args: &RecallArgs) -> Result<ExitCode> {
         .worker_threads(2)
         .enable_time()
         .build()?;
-    let response = runtime.block_on(stack.engine.recall(&request));
+    let response = runtime
+        .block_on(stack.engine.recall(&request))
+        .handed_out(stack.engine.mode);
     // A leg that timed out may still be blocked in I/O: do not wait for it.
     runtime.shutdown_background();
+    // The count is written before the process ends.
+    if let Some(recorder) = &stack.engine.recorder {
+        recorder.close();
+    }
     if args.out.json {
         print_json(&response)?;
     } else if args.brief {
@@ -105,10 +112,12 @@ pub fn print_table(r: &RecallResponse) {
         }
         println!("{line}");
     }
-    println!(
-        "{:>3}  {:<12} {:>4} {:>4} {:>4} {:>5}  {:>8}  {:<12}  {:<16}  SUMMARY",
-        "POS", "FINGERPRINT", "LEGS", "SEM", "BM25", "GRAPH", "RRF", "DECIDED BY", "CONCLUDED"
-    );
+    if r.mode == RecallMode::Active {
+        println!(
+            "{:>3}  {:<12} {:>4} {:>4} {:>4} {:>5}  {:>8}  {:<12}  {:<16}  SUMMARY",
+            "POS", "FINGERPRINT", "LEGS", "SEM", "BM25", "GRAPH", "RRF", "DECIDED BY", "CONCLUDED"
+        );
+    }
     for x in &r.results {
         println!(
             "{:>3}  {:<12} {:>4} {:>4} {:>4} {:>5}  {:>8.6}  {:<12}  {:<16}  {}",
@@ -143,7 +152,12 @@ pub fn print_table(r: &RecallResponse) {
             println!("{}", safe(&line));
         }
     }
-    if r.results.is_empty() {
+    if r.mode == RecallMode::Shadow {
+        println!(
+            "mode shadow: {} results withheld (recall is recorded, not handed out; see strata warm)",
+            r.withheld
+        );
+    } else if r.results.is_empty() {
         println!("(no results)");
     }
     for s in &r.skills {

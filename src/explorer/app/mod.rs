@@ -25,6 +25,8 @@ use super::theme::Theme;
 use super::worker::{Request, View};
 use crate::model::{AsOf, Timestamp};
 use crate::query::views::{EpisodeDetail, StoreSummary};
+use crate::recall::RecallMode;
+use crate::telemetry::WarmSignal;
 
 pub use health::Health;
 pub use input::MouseKind;
@@ -50,6 +52,9 @@ pub struct Options {
     pub recall_k: usize,
     /// Follow the wall clock on `asof.now` and `refresh` (false when `--now` fixed it).
     pub live_clock: bool,
+    /// The mode agents recall in, shown in the status bar (the explorer shows results in
+    /// either).
+    pub recall_mode: RecallMode,
 }
 
 /// What a change of state asks of the outside world.
@@ -75,6 +80,9 @@ pub struct StoreState {
     pub banner: Option<String>,
     /// Requests sent and not yet answered.
     pub pending: usize,
+    pub recall_mode: RecallMode,
+    /// The warm signal of the agents' recalls, once read.
+    pub warm: Option<WarmSignal>,
 }
 
 /// The selected episode, which the facts, lessons and lineage panes show.
@@ -180,6 +188,8 @@ impl App {
                     notices: Vec::new(),
                     banner: None,
                     pending: 0,
+                    recall_mode: options.recall_mode,
+                    warm: None,
                 },
                 selection: Selection::default(),
                 live: LiveState::default(),

@@ -42,6 +42,7 @@ impl App {
                 }
             }
             Reply::Stats(Err(e)) => self.store_error(&e),
+            Reply::Warm(signal) => self.shared.store.warm = Some(signal),
             Reply::Timeline(Ok(page)) => {
                 let intents =
                     self.panes

@@ -27,6 +27,7 @@ fn app_sized(width: u16, height: u16) -> (App, Effects) {
             record_events: true,
             recall_k: 10,
             live_clock: false,
+            recall_mode: Default::default(),
         },
         Rect::new(0, 0, width, height),
     )

@@ -10,7 +10,8 @@ use super::ms;
 use crate::explorer::action::Axis;
 use crate::explorer::app::{App, Health, Mode, Shared};
 use crate::model::Timestamp;
-use crate::recall::{Leg, LegStatus};
+use crate::recall::{Leg, LegStatus, RecallMode};
+use crate::telemetry::Readiness;
 
 pub fn header(frame: &mut Frame, app: &App, area: Rect) {
     let app = &app.shared;
@@ -151,6 +152,24 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
                 format!(" · changed {}", at.clock()),
                 t.accent(),
             ));
+        }
+    }
+    // The agents' recall mode and warm signal: once a rollout has begun (shadow mode, or any
+    // recall recorded); a memory nobody recalled from in active mode has nothing to say.
+    let recorded = store.warm.as_ref().is_some_and(|w| w.recalls > 0);
+    if store.recall_mode == RecallMode::Shadow || recorded {
+        spans.push(Span::styled(" │ recall ", t.muted()));
+        spans.push(match store.recall_mode {
+            RecallMode::Active => Span::styled("active", t.good()),
+            RecallMode::Shadow => Span::styled("shadow", t.warn()),
+        });
+        if let Some(warm) = &store.warm {
+            let style = match warm.readiness {
+                Readiness::Ready => t.good(),
+                Readiness::Cold => t.warn(),
+                Readiness::NoRecalls | Readiness::TooFew => t.muted(),
+            };
+            spans.push(Span::styled(format!(" · warm {}", warm.short()), style));
         }
     }
     if let Some(summary) = &store.summary {

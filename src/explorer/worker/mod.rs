@@ -27,6 +27,7 @@ use crate::query::views::{self, TimelineCache};
 use crate::recall::{RecallResponse, RecallStack};
 use crate::redact::Shown;
 use crate::store::MemoryStore;
+use crate::telemetry::{CounterReader, WarmSignal};
 
 /// Opens the store (and says what it did, e.g. seeding the demo memory).
 pub type StoreOpener =
@@ -42,6 +43,8 @@ pub struct WorkerOptions {
     pub follow_every: Option<Duration>,
     /// The store's query history file; `None`: the history lives as long as the explorer.
     pub history: Option<HistoryFile>,
+    /// The agents' recall counters, for the warm signal in the status bar.
+    pub counters: Option<CounterReader>,
 }
 
 /// A reply as it leaves the background, before the UI thread knows whether it is stale.
@@ -212,6 +215,11 @@ async fn serve(
             None
         }
     };
+    let warm = WarmWatch {
+        counters: options.counters.clone(),
+        last: Arc::new(std::sync::Mutex::new(None)),
+    };
+    warm.look(&out).await;
     let (engine_tx, engine_rx) = watch::channel::<Option<Arc<LiveRecall>>>(None);
     if let Some(store) = &store {
         open_recall_in_background(store.clone(), open_recall, engine_tx, out.clone());
@@ -223,6 +231,7 @@ async fn serve(
             engine_rx.clone(),
             every,
             out.clone(),
+            warm.clone(),
         ));
     }
     let cache = Arc::new(TimelineCache::default());
@@ -441,11 +450,13 @@ async fn follow(
     recall: watch::Receiver<Option<Arc<LiveRecall>>>,
     every: Duration,
     out: Outbox,
+    warm: WarmWatch,
 ) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
+        warm.look(&out).await;
         let looked = {
             let store = store.clone();
             let follower = follower.clone();
@@ -470,6 +481,40 @@ async fn follow(
             Ok(Ok(None)) => {}
             Ok(Err(e)) => tracing::debug!(error = %e, "cannot read the store's generation"),
             Err(e) => tracing::warn!(error = %e, "looking for changes failed"),
+        }
+    }
+}
+
+/// The agents' warm signal, reported when it moves (other processes' recalls move it).
+#[derive(Clone)]
+struct WarmWatch {
+    counters: Option<CounterReader>,
+    last: Arc<std::sync::Mutex<Option<WarmSignal>>>,
+}
+
+impl WarmWatch {
+    async fn look(&self, out: &Outbox) {
+        let Some(counters) = self.counters.clone() else {
+            return;
+        };
+        let read = tokio::task::spawn_blocking(move || counters.read()).await;
+        let signal = match read {
+            Ok(Ok((_, signal))) => signal,
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "cannot read the warm signal");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the warm signal failed");
+                return;
+            }
+        };
+        let Ok(mut last) = self.last.lock() else {
+            return;
+        };
+        if last.as_ref() != Some(&signal) {
+            *last = Some(signal.clone());
+            out.send(0, Reply::Warm(signal));
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::query::views::{
 use crate::query::{NearestLineage, QueryError};
 use crate::recall::{RecallRequest, RecallResponse};
 use crate::store::StoreError;
+use crate::telemetry::WarmSignal;
 
 /// Why the store could not be opened, with its sources.
 pub type OpenError = Box<dyn std::error::Error + Send + Sync>;
@@ -172,6 +173,8 @@ pub enum Reply {
     Changed(Change),
     /// The recall indexes caught up with the store.
     Indexed(CatchUp),
+    /// The warm signal of the agents' recalls, read at opening and when it moves.
+    Warm(WarmSignal),
     History(CallResult<Vec<String>>),
     QuerySaved(CallResult<()>),
 }
@@ -195,7 +198,8 @@ impl Reply {
             | Reply::Progress(_)
             | Reply::RecallReady { .. }
             | Reply::Changed(_)
-            | Reply::Indexed(_) => return None,
+            | Reply::Indexed(_)
+            | Reply::Warm(_) => return None,
         })
     }
 
@@ -208,6 +212,7 @@ impl Reply {
             Reply::RecallReady { .. } => "recall_ready",
             Reply::Changed(_) => "changed",
             Reply::Indexed(_) => "indexed",
+            Reply::Warm(_) => "warm",
             answer => answer.answers().map_or("reply", RequestKind::as_str),
         }
     }
