@@ -126,8 +126,14 @@ struct HttpServer {
 
 impl HttpServer {
     fn start(data: &Path) -> HttpServer {
+        Self::start_with(data, &[])
+    }
+
+    /// The server, with `env` set for it.
+    fn start_with(data: &Path, env: &[(&str, &str)]) -> HttpServer {
         let child = Command::new(env!("CARGO_BIN_EXE_strata"))
             .env("STRATA_EMBEDDER", "hash")
+            .envs(env.iter().copied())
             .arg("--data")
             .arg(data)
             .args(["--now", NOW, "mcp", "--http", "127.0.0.1:0"])
@@ -210,6 +216,93 @@ fn over_http_the_explorer_shows_what_the_client_recorded_while_the_server_runs()
         std::thread::sleep(Duration::from_millis(200));
     }
     drop(server);
+}
+
+/// The value of the sample named `name` whose labels include `labels`, summed over the rest.
+fn sample(samples: &Value, name: &str, labels: &[(&str, &str)]) -> f64 {
+    samples
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["name"] == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| s["labels"][*k].as_str() == Some(*v))
+        })
+        .map(|s| s["value"].as_f64().unwrap())
+        .sum()
+}
+
+#[test]
+fn in_shadow_mode_a_client_gets_no_results_while_the_counters_and_metrics_move() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let data = store_with_incident_a(&[]);
+    let server = HttpServer::start_with(data.path(), &[("STRATA_RECALL_MODE", "shadow")]);
+    let summary = run_client(&python, &["http", &server.url, "shadow"]);
+    // Each recall found INC-A and withheld it.
+    assert_eq!(summary["withheld"], json!([1, 1, 1]), "{summary}");
+    assert_eq!(
+        summary["content_type"],
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let samples = &summary["samples"];
+    let shadow_fused = [("mode", "shadow"), ("leg", "fused")];
+    assert_eq!(sample(samples, "strata_recall_total", &shadow_fused), 3.0);
+    assert_eq!(
+        sample(
+            samples,
+            "strata_recall_total",
+            &[("mode", "shadow"), ("leg", "bm25"), ("outcome", "hit")]
+        ),
+        3.0
+    );
+    assert_eq!(
+        sample(samples, "strata_recall_total", &[("mode", "active")]),
+        0.0
+    );
+    // Hits are counted before they are withheld: one result each time.
+    assert_eq!(
+        sample(samples, "strata_recall_hits_total", &shadow_fused),
+        3.0
+    );
+    assert_eq!(
+        sample(
+            samples,
+            "strata_recall_latency_seconds_count",
+            &shadow_fused
+        ),
+        3.0
+    );
+    assert_eq!(
+        sample(
+            samples,
+            "strata_recall_latency_seconds_bucket",
+            &[("mode", "shadow"), ("leg", "fused"), ("le", "+Inf")]
+        ),
+        3.0
+    );
+    // INC-A was known (2026-11-25) before the recalls' knowledge time (2026-12-01): warm.
+    assert_eq!(sample(samples, "strata_warm_ratio", &[]), 1.0);
+    assert_eq!(sample(samples, "strata_episodes", &[]), 1.0);
+    assert_eq!(
+        sample(samples, "strata_index_lag_episodes", &[("index", "bm25")]),
+        0.0
+    );
+    drop(server);
+
+    // The counters outlive the server, and `strata stats` reads them.
+    let out = common::strata(data.path(), &["stats", "--json"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let stats: Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    let modes = &stats["recall"]["counters"]["modes"];
+    assert_eq!(modes[1]["mode"], "shadow");
+    assert_eq!(modes[1]["recalls"], 3, "{stats}");
+    assert_eq!(modes[0]["recalls"], 0, "{stats}");
+    assert_eq!(stats["recall"]["warm"]["warm"], 3, "{stats}");
 }
 
 #[test]

@@ -2,7 +2,9 @@
 
 usage: mcp_client.py stdio STRATA DATA MODE [STRATA ARGS...] | mcp_client.py http URL MODE
 
-MODE is `scenario` (everything below) or `fail-open` (recall with the vector server down).
+MODE is `scenario` (everything below), `fail-open` (recall with the vector server down) or
+`shadow` (over HTTP, a server in shadow mode: recalls hand back nothing; then /metrics, read
+by the Prometheus client library's text parser).
 
 The store holds INC-A (ingested by the CLI at 2026-11-25T00:00:00Z); the server's clock is
 2026-12-01T00:00:00Z. Every check is an assert; the last line printed is a JSON summary.
@@ -11,6 +13,7 @@ The store holds INC-A (ingested by the CLI at 2026-11-25T00:00:00Z); the server'
 import asyncio
 import json
 import sys
+import urllib.request
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -212,6 +215,36 @@ async def fail_open(client):
     return {"legs": {k: v["status"] for k, v in legs.items()}, "results": fingerprints(answer)}
 
 
+SHADOW_QUERIES = [
+    "checkout connection pool exhausted",
+    "checkout errors under load",
+    "pool size too small for checkout",
+]
+
+
+async def shadow(client, url):
+    """Shadow mode: every recall runs and is counted, none hands back what it found."""
+    withheld = []
+    for query in SHADOW_QUERIES:
+        answer = structured(await client.call_tool("recall", {"query": query, "entities": ["service:checkout"]}))
+        assert answer["mode"] == "shadow", answer
+        assert answer["results"] == [] and answer["skills"] == [], answer
+        assert "INC-A" not in json.dumps(answer), answer
+        assert {leg["status"] for leg in answer["legs"].values()} == {"ok"}, answer["legs"]
+        withheld.append(answer["withheld"])
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(url.rsplit("/", 1)[0] + "/metrics") as response:
+        content_type = response.headers["Content-Type"]
+        text = response.read().decode()
+    samples = [
+        {"name": s.name, "labels": s.labels, "value": s.value}
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
+    return {"withheld": withheld, "content_type": content_type, "samples": samples}
+
+
 async def main():
     transport = sys.argv[1]
     if transport == "stdio":
@@ -224,7 +257,12 @@ async def main():
     else:
         server, mode = sys.argv[2], sys.argv[3]
     async with Client(server) as client:
-        summary = await (scenario(client) if mode == "scenario" else fail_open(client))
+        if mode == "scenario":
+            summary = await scenario(client)
+        elif mode == "shadow":
+            summary = await shadow(client, server)
+        else:
+            summary = await fail_open(client)
     print(json.dumps(summary))
 
 
