@@ -21,3 +21,4 @@ pub mod redact;
 pub mod store;
 pub mod synthetic;
 pub mod telemetry;
+pub mod transfer;

@@ -122,6 +122,15 @@ pub enum Command {
     /// The recall counters, the warm signal, episodes, index lag and writer-lock waits as
     /// Prometheus text, once (for a node-exporter textfile collector)
     Metrics,
+    /// Write every record of the store, every time as stored, as versioned NDJSON (header,
+    /// records, trailer with SHA-256); the same store exports the same bytes on either backend
+    Export(ExportArgs),
+    /// Restore an export into an empty store (either backend), keeping every time as exported;
+    /// a cut, reordered, changed or newer file is refused naming the line, and writes nothing
+    Restore(RestoreArgs),
+    /// Copy the embedded store, compacted, into a new data directory while others read and
+    /// write (one consistent snapshot), with a manifest
+    Backup(BackupArgs),
     /// Recall related past incidents: three legs fused by RRF, with per-leg ranks
     Recall(RecallArgs),
     /// Replay labelled incidents through recall and report AC@1, AC@3, MRR, nDCG@10
@@ -335,6 +344,43 @@ pub struct JsonFlag {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Write to this file (it appears whole or not at all) [default: stdout]
+    #[arg(long, value_name = "FILE")]
+    pub to: Option<PathBuf>,
+    /// Memory as it stood at this knowledge time: nothing learned after it
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub known_at: Option<Timestamp>,
+    /// Print a JSON summary (counts, SHA-256, bytes) on stdout; needs --to
+    #[arg(long, requires = "to")]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Add to a store that is not empty: an identical record changes nothing, a conflicting
+    /// one (or one known before the store's latest knowledge time) refuses the file
+    #[arg(long)]
+    pub merge: bool,
+    /// Skip rebuilding the recall indexes (they catch up on the next recall or `strata index`)
+    #[arg(long)]
+    pub no_index: bool,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// A new or empty directory; it becomes a data directory (`strata --data DIR`)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub out: JsonFlag,
 }
 
 #[derive(Debug, Args)]

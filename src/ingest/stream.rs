@@ -18,7 +18,7 @@ use super::record::{self, parse_record_within};
 use super::source::{Location, RawRecord, RecordSyntaxError};
 use super::{IngestError, IngestFailure, located, rejection};
 use crate::learning::CodeUnit;
-use crate::store::{ApplyReport, BatchItem, KnowledgeTime, MemoryStore, StoreError};
+use crate::store::{ApplyReport, BatchItem, KnowledgeTime, MemoryStore, StoreError, WriteBatch};
 
 /// Records handed to the store at a time.
 const CHUNK: usize = 1_000;
@@ -178,9 +178,11 @@ pub fn write_file(
         }
         Ok(())
     };
-    store
-        .apply_chunks(&checked.code_units, &mut source)
-        .map_err(rejection)
+    let tail = WriteBatch {
+        code_units: checked.code_units.clone(),
+        ..WriteBatch::default()
+    };
+    store.apply_chunks(&tail, &mut source).map_err(rejection)
 }
 
 fn changed(name: &str) -> StoreError {

@@ -11,7 +11,9 @@ mod write;
 use serde::Serialize;
 
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
-use crate::model::{EntityKey, FactEdge, MemoryEpisode, Relation, Supersession, Timestamp};
+use crate::model::{
+    EntityKey, FactEdge, MemoryEntity, MemoryEpisode, Relation, Supersession, Timestamp,
+};
 
 pub use error::{StoreError, free_bytes, is_disk_full};
 
@@ -101,14 +103,17 @@ pub trait MemoryStore: Send + Sync {
     /// hands each chunk to the sink it is given, and a refusal, or an error from `items`,
     /// writes nothing. A store that can hold a transaction open writes each chunk as it comes,
     /// so a big file never has to be in memory whole; the others gather the chunks first.
+    /// `tail` is written with the last chunk: its code units and skill versions (its items
+    /// are ignored).
     fn apply_chunks(
         &self,
-        code_units: &[(String, crate::learning::CodeUnit)],
+        tail: &WriteBatch,
         items: &mut ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
         let mut batch = WriteBatch {
             items: Vec::new(),
-            code_units: code_units.to_vec(),
+            code_units: tail.code_units.clone(),
+            skill_versions: tail.skill_versions.clone(),
         };
         items(&mut |chunk| {
             batch.items.extend(chunk);
@@ -157,21 +162,51 @@ pub trait MemoryStore: Send + Sync {
     /// Lineage edges written by `fingerprint` (it superseded their priors).
     fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
 
+    /// Lineage edges written by these episodes, in one read where the store can.
+    fn supersessions_of_episodes(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<Vec<Supersession>, StoreError> {
+        let mut out = Vec::new();
+        for fp in fingerprints {
+            out.extend(self.supersedes(fp)?);
+        }
+        Ok(out)
+    }
+
+    /// Every entity with the knowledge time it was first recorded, in key order.
+    fn entity_records(&self) -> Result<Vec<MemoryEntity>, StoreError> {
+        Err(StoreError::Unsupported {
+            store: self.describe(),
+            what: "listing entities with their knowledge times",
+        })
+    }
+
+    /// Every code unit, in `embedding_ref` order.
+    fn code_units(&self) -> Result<Vec<CodeUnit>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    /// The files of batches written in chunks that were begun and not finished (running the
+    /// same file again completes them). A store that writes every batch at once has none.
+    fn unfinished_batches(&self) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+
     /// Lineage edges that name `fingerprint` as the prior.
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError>;
 
-    /// Lineage edges these episodes wrote, then those that name one of them as the prior,
-    /// whatever their state, in one read where the store can.
-    fn lineage_of_episodes(
+    /// Lineage edges that name one of these episodes as the prior, in one read where the
+    /// store can.
+    fn superseded_by_episodes(
         &self,
         fingerprints: &[String],
-    ) -> Result<(Vec<Supersession>, Vec<Supersession>), StoreError> {
-        let (mut wrote, mut named) = (Vec::new(), Vec::new());
+    ) -> Result<Vec<Supersession>, StoreError> {
+        let mut out = Vec::new();
         for fp in fingerprints {
-            wrote.extend(self.supersedes(fp)?);
-            named.extend(self.superseded_by(fp)?);
+            out.extend(self.superseded_by(fp)?);
         }
-        Ok((wrote, named))
+        Ok(out)
     }
 
     /// Entities with at least `min` fact edges pointing at them, most first: the hubs a graph

@@ -1,7 +1,7 @@
 //! The rules every backend enforces on a batch, and their rejection messages, in one place:
 //! the embedded store and FalkorDB must refuse the same batches with the same words.
 
-use crate::learning::{CodeUnit, SkillDraft};
+use crate::learning::{CodeUnit, Skill, SkillDraft};
 use crate::model::{FactEdge, Relation, Timestamp};
 use crate::store::{BatchItem, EpisodeDraft, StoreError, SupersedeDraft};
 
@@ -164,5 +164,44 @@ pub fn skills_recorded_at(
             ),
         )),
         _ => Ok(()),
+    }
+}
+
+/// A skill version restored as given: the same as the one stored under its number, and written
+/// after the version before it. `stored` is what the store holds under (name, version) and
+/// `previous_exists` whether it holds (name, version - 1).
+pub fn restored_skill_version(
+    origin: &str,
+    skill: &Skill,
+    stored: Option<&Skill>,
+    previous_exists: bool,
+) -> Result<bool, StoreError> {
+    match stored {
+        Some(s) if s == skill => Ok(false),
+        Some(_) => Err(StoreError::rejected(
+            origin,
+            "skill",
+            format!(
+                "version {} of skill {:?} is already stored with different content; \
+                 history is never overwritten",
+                skill.version, skill.name
+            ),
+        )),
+        None if skill.version > 1 && !previous_exists => Err(StoreError::rejected(
+            origin,
+            "skill",
+            format!(
+                "version {} of skill {:?} comes without version {} before it",
+                skill.version,
+                skill.name,
+                skill.version - 1
+            ),
+        )),
+        None if skill.version == 0 => Err(StoreError::rejected(
+            origin,
+            "skill",
+            format!("skill {:?} has version 0; versions start at 1", skill.name),
+        )),
+        None => Ok(true),
     }
 }

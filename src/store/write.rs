@@ -108,6 +108,10 @@ pub struct WriteBatch {
     pub items: Vec<BatchItem>,
     /// Code units to record, each with where it came from.
     pub code_units: Vec<(String, crate::learning::CodeUnit)>,
+    /// Skill versions to record exactly as given (a restore), each with where it came from:
+    /// a version stored with the same content changes nothing, one stored with other content
+    /// is refused, and a version is written only after the one before it.
+    pub skill_versions: Vec<(String, crate::learning::Skill)>,
 }
 
 /// What a batch changed.

@@ -18,4 +18,5 @@ pub mod skills;
 pub mod stats;
 pub mod synthesize;
 pub mod timeline;
+pub mod transfer;
 pub mod warm;

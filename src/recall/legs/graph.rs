@@ -310,7 +310,7 @@ impl GraphLeg {
         }
         // Priors whose facts the new episodes closed (a prior written in the same catch-up was
         // read after the closing already): read again, together.
-        let (wrote, _) = self.store.lineage_of_episodes(&fps).map_err(store)?;
+        let wrote = self.store.supersessions_of_episodes(&fps).map_err(store)?;
         let closed: Vec<(EntityKey, String)> = wrote
             .into_iter()
             .filter(|s| new.contains_key(s.episode.as_str()) && !new.contains_key(s.prior.as_str()))
@@ -695,9 +695,13 @@ impl GraphLeg {
                 ));
             }
         }
-        let (backwards, forwards) = self
+        let backwards = self
             .store
-            .lineage_of_episodes(fps)
+            .supersessions_of_episodes(fps)
+            .map_err(LegError::from_display)?;
+        let forwards = self
+            .store
+            .superseded_by_episodes(fps)
             .map_err(LegError::from_display)?;
         for (s, other) in backwards
             .iter()

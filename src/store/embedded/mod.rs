@@ -117,6 +117,44 @@ impl EmbeddedStore {
         Ok(store)
     }
 
+    /// Copies the store, compacted, into the data directory `dest` (which must hold no store)
+    /// from one read snapshot: other processes go on reading and writing, and the copy holds
+    /// every batch committed before the snapshot and nothing of one after it. The copy's
+    /// generation is recorded beside it, so it opens and checks as a store of its own right.
+    /// Returns the copy's size in bytes.
+    pub fn copy_compacted(&self, dest: &Path) -> Result<u64, StoreError> {
+        let dir = dest.join(STORE_DIR);
+        let file = dir.join(lmdb::DATA_FILE);
+        if file.exists() {
+            return Err(StoreError::Open {
+                path: file,
+                message: "a store is already there; back up into a new directory".into(),
+            });
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| StoreError::Open {
+            path: dir.clone(),
+            message: e.to_string(),
+        })?;
+        let copied = self
+            .shared
+            .env
+            .copy_to_path(&file, heed::CompactionOption::Enabled)
+            .map_err(backend)?;
+        copied.sync_all().map_err(|e| StoreError::Open {
+            path: file.clone(),
+            message: e.to_string(),
+        })?;
+        let bytes = copied.metadata().map(|m| m.len()).unwrap_or(0);
+        drop(copied);
+        let copy = EmbeddedStore::open(dest)?;
+        let id = crate::store::MemoryStore::identity(&copy)?;
+        let generation = crate::store::MemoryStore::generation(&copy)?;
+        if let Some(id) = id {
+            copy.generation.record(&id, generation);
+        }
+        Ok(bytes)
+    }
+
     /// The store's directory.
     pub fn path(&self) -> &Path {
         &self.path

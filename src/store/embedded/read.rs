@@ -6,7 +6,7 @@ use super::table::Table;
 use super::tables::{self, Tables};
 use super::{EmbeddedStore, keys, records};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
-use crate::model::{EntityKey, FactEdge, MemoryEpisode, Supersession};
+use crate::model::{EntityKey, FactEdge, MemoryEntity, MemoryEpisode, Supersession};
 use crate::store::{
     ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
     TimelineQuery, WriteBatch,
@@ -151,10 +151,10 @@ impl MemoryStore for EmbeddedStore {
 
     fn apply_chunks(
         &self,
-        code_units: &[(String, crate::learning::CodeUnit)],
+        tail: &WriteBatch,
         items: &mut crate::store::ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
-        self.apply_chunks_in_one(code_units, items)
+        self.apply_chunks_in_one(tail, items)
     }
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
@@ -406,6 +406,29 @@ impl MemoryStore for EmbeddedStore {
                 .filter_map(|(_, key)| keys::entity_of(&key))
                 .collect(),
         ))
+    }
+
+    fn entity_records(&self) -> Result<Vec<MemoryEntity>, StoreError> {
+        let txn = self.read()?;
+        let mut out = Vec::new();
+        for (i, row) in self.tables.entities.iter(&txn)?.enumerate() {
+            let (k, v) = row?;
+            out.push(records::entity(k, v)?);
+            self.release_while_scanning(i);
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    fn code_units(&self) -> Result<Vec<CodeUnit>, StoreError> {
+        let txn = self.read()?;
+        let mut out: Vec<CodeUnit> = Vec::new();
+        for row in self.tables.code_units.iter(&txn)? {
+            let (k, v) = row?;
+            out.push(decode("code_units", k, v)?);
+        }
+        out.sort_by(|a, b| a.embedding_ref.cmp(&b.embedding_ref));
+        Ok(out)
     }
 
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {

@@ -22,7 +22,7 @@ impl EmbeddedStore {
     /// after the last one, so memory follows the chunk, not the batch.
     pub(crate) fn apply_chunks_in_one(
         &self,
-        code_units: &[(String, CodeUnit)],
+        tail: &crate::store::WriteBatch,
         items: &mut crate::store::ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
         let shared = self.shared.clone();
@@ -66,7 +66,7 @@ impl EmbeddedStore {
                     shared.release_mapped_pages();
                 }
             }
-            w.finish(code_units, &mut report)?;
+            w.finish(&tail.code_units, &tail.skill_versions, &mut report)?;
             Ok((report, changed(&report)))
         })
     }
@@ -133,7 +133,7 @@ fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyRepor
     for item in &batch.items {
         w.write_supersessions(item, &mut report)?;
     }
-    w.finish(&batch.code_units, &mut report)?;
+    w.finish(&batch.code_units, &batch.skill_versions, &mut report)?;
     Ok(report)
 }
 
@@ -230,12 +230,19 @@ impl<'a, 'e> Writer<'a, 'e> {
         item.ingested_at.resolve(self.turn_began)
     }
 
-    /// What every batch ends with: its code units, the counters, the knowledge high-water.
+    /// What every batch ends with: its code units and restored skill versions, the counters,
+    /// the knowledge high-water.
     fn finish(
         &mut self,
         code_units: &[(String, CodeUnit)],
+        skill_versions: &[(String, Skill)],
         report: &mut ApplyReport,
     ) -> Result<(), StoreError> {
+        for (origin, skill) in skill_versions {
+            if self.write_skill_version(origin, skill)? {
+                report.new_skill_versions += 1;
+            }
+        }
         for (origin, unit) in code_units {
             if self.write_code_unit(origin, unit)? {
                 report.new_code_units += 1;
@@ -268,6 +275,23 @@ impl Writer<'_, '_> {
                 Ok(true)
             }
         }
+    }
+
+    /// Records a skill version exactly as given (see [`rules::restored_skill_version`]).
+    fn write_skill_version(&mut self, origin: &str, skill: &Skill) -> Result<bool, StoreError> {
+        let key = skill_key(&skill.name, skill.version);
+        let stored: Option<Skill> = get_json(&self.t.skills, self.txn, key.as_bytes())?;
+        let previous = skill.version > 1
+            && self.t.skills.contains(
+                self.txn,
+                skill_key(&skill.name, skill.version - 1).as_bytes(),
+            )?;
+        if !rules::restored_skill_version(origin, skill, stored.as_ref(), previous)? {
+            return Ok(false);
+        }
+        put_json(self.txn, &self.t.skills, key.as_bytes(), skill)?;
+        self.newest = self.newest.max(skill.recorded_at.millis());
+        Ok(true)
     }
 
     /// Writes the skill's next version unless it would say the same as the latest.

@@ -188,6 +188,10 @@ pub const HUBS: &str = "MATCH (n:MemoryEntity)<-[r:MENTIONS|RESOLVED_BY]-(:Memor
 
 pub const ENTITIES: &str = "MATCH (n:MemoryEntity) RETURN n.entity_type, n.entity_ref";
 
+/// Every entity with its knowledge time, for export.
+pub const ENTITY_RECORDS: &str = "MATCH (n:MemoryEntity) RETURN n.entity_type, n.entity_ref, n.ingested_at \
+     ORDER BY n.entity_type, n.entity_ref";
+
 pub const EXISTING_ENTITIES: &str = "UNWIND $keys AS k MATCH (n:MemoryEntity {entity_type: k.t, entity_ref: k.r}) \
      RETURN n.entity_type, n.entity_ref";
 
@@ -210,6 +214,12 @@ pub const HIGH_WATER: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH max(e.ingest
 
 pub const LATEST_SKILLS: &str = "UNWIND $keys AS name MATCH (k:Skill {name: name}) \
      WITH name, max(k.version) AS v MATCH (k:Skill {name: name, version: v}) RETURN k.body";
+
+/// Every version of the skills named in `$keys`.
+pub const SKILL_VERSIONS: &str = "UNWIND $keys AS name MATCH (k:Skill {name: name}) RETURN k.body";
+
+pub const CODE_UNITS: &str = "MATCH (u:CodeUnit) RETURN u.repo, u.path, u.service, u.embedding_ref \
+     ORDER BY u.embedding_ref";
 
 pub const SKILLS: &str = "MATCH (k:Skill) RETURN k.body ORDER BY k.name, k.version";
 

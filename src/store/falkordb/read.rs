@@ -6,7 +6,7 @@ use super::rows::Row;
 use super::{FalkorStore, IngestCursor, Param};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{
-    EntityKey, FactEdge, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
+    EntityKey, FactEdge, MemoryEntity, MemoryEpisode, Provenance, Relation, Supersession, Timestamp,
 };
 use crate::store::{
     ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
@@ -155,6 +155,13 @@ impl FalkorStore {
 
     pub(super) fn latest_skills(&self, names: &[String]) -> Result<Vec<Skill>, StoreError> {
         self.for_keys(cypher::LATEST_SKILLS, names, |r| {
+            decode_json("skills", &r.string(0)?)
+        })
+    }
+
+    /// Every stored version of the skills named, by (name, version).
+    pub(super) fn skill_versions(&self, names: &[String]) -> Result<Vec<Skill>, StoreError> {
+        self.for_keys(cypher::SKILL_VERSIONS, names, |r| {
             decode_json("skills", &r.string(0)?)
         })
     }
@@ -389,6 +396,35 @@ impl MemoryStore for FalkorStore {
         Ok(touched)
     }
 
+    fn supersessions_of_episodes(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<Vec<Supersession>, StoreError> {
+        self.supersedes_of(fingerprints)
+    }
+
+    fn entity_records(&self) -> Result<Vec<MemoryEntity>, StoreError> {
+        let mut out = self.query(cypher::ENTITY_RECORDS, &[])?.decode(|r| {
+            Ok(MemoryEntity {
+                key: entity(r, 0)?,
+                ingested_at: r.time(2)?,
+            })
+        })?;
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    fn code_units(&self) -> Result<Vec<CodeUnit>, StoreError> {
+        let mut out = self.query(cypher::CODE_UNITS, &[])?.decode(code_unit)?;
+        out.sort_by(|a, b| a.embedding_ref.cmp(&b.embedding_ref));
+        Ok(out)
+    }
+
+    fn unfinished_batches(&self) -> Result<Vec<String>, StoreError> {
+        self.query(cypher::CHECK_PARTIAL_INGESTS, &[])?
+            .decode(|r| Ok(r.opt_string(0)?.unwrap_or_default()))
+    }
+
     fn entities(&self) -> Result<Vec<EntityKey>, StoreError> {
         let mut out = self
             .query(cypher::ENTITIES, &[])?
@@ -539,17 +575,16 @@ impl MemoryStore for FalkorStore {
         Ok(Some(edges))
     }
 
-    fn lineage_of_episodes(
+    fn superseded_by_episodes(
         &self,
         fingerprints: &[String],
-    ) -> Result<(Vec<Supersession>, Vec<Supersession>), StoreError> {
+    ) -> Result<Vec<Supersession>, StoreError> {
         let fps = distinct(fingerprints.iter().cloned());
-        let wrote = self.supersedes_of(&fps)?;
         let mut named = self.for_keys(cypher::SUPERSEDED_BY_EPISODES, &fps, lineage)?;
         named.sort_by(|a, b| {
             (&a.prior, &a.episode, &a.entity).cmp(&(&b.prior, &b.episode, &b.entity))
         });
-        Ok((wrote, named))
+        Ok(named)
     }
 
     fn entity_links_of(&self, entities: &[EntityKey]) -> Result<Vec<Vec<EntityLink>>, StoreError> {

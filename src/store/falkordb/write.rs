@@ -119,6 +119,8 @@ struct Known {
     lineage: BTreeSet<(String, String, EntityKey)>,
     entities: BTreeSet<EntityKey>,
     skills: HashMap<String, Skill>,
+    /// Every stored version of the skills a restore brings, by (name, version).
+    skill_versions: HashMap<(String, u32), Skill>,
     code_units: HashMap<String, CodeUnit>,
     high_water: Option<Timestamp>,
 }
@@ -138,6 +140,9 @@ impl Known {
         for (name, s) in read.skills {
             self.skills.entry(name).or_insert(s);
         }
+        for (key, s) in read.skill_versions {
+            self.skill_versions.entry(key).or_insert(s);
+        }
         for (r, u) in read.code_units {
             self.code_units.entry(r).or_insert(u);
         }
@@ -146,11 +151,8 @@ impl Known {
 }
 
 impl FalkorStore {
-    fn read_known(
-        &self,
-        items: &[&BatchItem],
-        code_units: &[(String, CodeUnit)],
-    ) -> Result<Known, StoreError> {
+    fn read_known(&self, items: &[&BatchItem], tail: Tail<'_>) -> Result<Known, StoreError> {
+        let code_units = tail.code_units;
         let fps = distinct(items.iter().flat_map(|i| {
             std::iter::once(i.draft.incident_fingerprint.clone())
                 .chain(i.draft.supersedes.iter().map(|s| s.prior.clone()))
@@ -221,6 +223,7 @@ impl FalkorStore {
                 .flat_map(|i| i.draft.skills.iter().map(|s| s.name.clone())),
         );
         let refs = distinct(code_units.iter().map(|(_, u)| u.embedding_ref.clone()));
+        let restored = distinct(tail.skill_versions.iter().map(|(_, s)| s.name.clone()));
         Ok(Known {
             episodes,
             facts: facts
@@ -237,6 +240,11 @@ impl FalkorStore {
                 .into_iter()
                 .map(|s| (s.name.clone(), s))
                 .collect(),
+            skill_versions: self
+                .skill_versions(&restored)?
+                .into_iter()
+                .map(|s| ((s.name.clone(), s.version), s))
+                .collect(),
             code_units: self
                 .code_units_by_ref(&refs)?
                 .into_iter()
@@ -251,12 +259,13 @@ impl FalkorStore {
             return self.apply_in_chunks(batch);
         }
         let items: Vec<&BatchItem> = batch.items.iter().collect();
+        let tail = Tail::of(batch);
         self.write_guarded(|| {
             // Read in each attempt, after the generation it is guarded by: the batch is
             // stamped as of its own write, not of when it was first tried.
             let turn = Timestamp::now();
-            let mut known = self.read_known(&items, &batch.code_units)?;
-            plan_chunk(&mut known, &items, &batch.code_units, turn)
+            let mut known = self.read_known(&items, tail)?;
+            plan_chunk(&mut known, &items, tail, turn)
         })
     }
 
@@ -268,11 +277,11 @@ impl FalkorStore {
     fn apply_in_chunks(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
         let order = prior_first(&batch.items);
         let chunks: Vec<&[&BatchItem]> = order.chunks(CHUNK_RECORDS).collect();
-        let units_of = |i: usize| -> &[(String, CodeUnit)] {
+        let units_of = |i: usize| -> Tail<'_> {
             if i + 1 == chunks.len() {
-                &batch.code_units
+                Tail::of(batch)
             } else {
-                &[]
+                Tail::default()
             }
         };
         let mut simulated: Option<Known> = None;
@@ -363,12 +372,29 @@ impl FalkorStore {
 /// Everything a chunk writes: its episodes, then their supersessions (a prior anywhere in the
 /// chunk or already in the graph is found), then code units. Items stamped at commit are
 /// stamped `turn`, when this attempt to write them began.
+/// What a batch writes besides its episodes, with its last chunk.
+#[derive(Clone, Copy, Default)]
+struct Tail<'a> {
+    code_units: &'a [(String, CodeUnit)],
+    skill_versions: &'a [(String, Skill)],
+}
+
+impl<'a> Tail<'a> {
+    fn of(batch: &'a WriteBatch) -> Self {
+        Tail {
+            code_units: &batch.code_units,
+            skill_versions: &batch.skill_versions,
+        }
+    }
+}
+
 fn plan_chunk(
     known: &mut Known,
     items: &[&BatchItem],
-    code_units: &[(String, CodeUnit)],
+    tail: Tail<'_>,
     turn: Timestamp,
 ) -> Result<(Plan, ApplyReport), StoreError> {
+    let code_units = tail.code_units;
     let mut plan = Plan::default();
     let mut report = ApplyReport::default();
     for item in items {
@@ -384,6 +410,18 @@ fn plan_chunk(
     for item in items {
         let at = item.ingested_at.resolve(turn);
         plan_supersessions(known, &mut plan, &mut report, item, at)?;
+    }
+    for (origin, skill) in tail.skill_versions {
+        let key = (skill.name.clone(), skill.version);
+        let previous = skill.version > 1
+            && known
+                .skill_versions
+                .contains_key(&(skill.name.clone(), skill.version - 1));
+        if rules::restored_skill_version(origin, skill, known.skill_versions.get(&key), previous)? {
+            plan.skill(skill)?;
+            known.skill_versions.insert(key, skill.clone());
+            report.new_skill_versions += 1;
+        }
     }
     for (origin, unit) in code_units {
         match known.code_units.get(&unit.embedding_ref) {
@@ -469,6 +507,11 @@ impl Marker {
             folded.extend_from_slice(
                 uuid::Uuid::new_v5(&space, unit.embedding_ref.as_bytes()).as_bytes(),
             );
+        }
+        for (_, skill) in &batch.skill_versions {
+            let bytes =
+                serde_json::to_vec(skill).unwrap_or_else(|_| format!("{skill:?}").into_bytes());
+            folded.extend_from_slice(uuid::Uuid::new_v5(&space, &bytes).as_bytes());
         }
         let origin = batch.items.first().map_or("", |i| i.origin.as_str());
         Marker {

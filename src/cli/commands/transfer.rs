@@ -1,0 +1,129 @@
+use std::process::ExitCode;
+
+use color_eyre::eyre::{Result, eyre};
+
+use crate::cli::args::{BackupArgs, ExportArgs, RestoreArgs};
+use crate::cli::context::{Context, progress_printer};
+use crate::cli::output::{print_json, say};
+use strata::store::StoreLocation;
+use strata::store::embedded::EmbeddedStore;
+use strata::transfer::export::{Destination, ExportOptions};
+use strata::transfer::restore::RestoreOptions;
+use strata::transfer::{TransferError, backup as backups, export as exports, restore as restores};
+
+/// The embedder named in an export's header: what built the vectors of the store it came from.
+fn embedding_model(ctx: &Context) -> String {
+    match ctx.embedder.kind {
+        strata::embed::EmbedderKind::Minilm => "all-MiniLM-L6-v2".to_string(),
+        strata::embed::EmbedderKind::Openai => format!("openai:{}", ctx.embedder.openai_model),
+        strata::embed::EmbedderKind::Hash => "hash".to_string(),
+    }
+}
+
+pub fn export(ctx: &Context, args: &ExportArgs) -> Result<ExitCode> {
+    let store = ctx.open_store()?;
+    let options = ExportOptions {
+        known_at: args.known_at,
+        embedding_model: Some(embedding_model(ctx)),
+    };
+    let mut progress = progress_printer("exported episodes");
+    let summary = match &args.to {
+        Some(path) => exports::export(
+            store.as_ref(),
+            &options,
+            Destination::File(path),
+            &mut progress,
+        )?,
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            exports::export(
+                store.as_ref(),
+                &options,
+                Destination::Writer(&mut stdout),
+                &mut progress,
+            )?
+        }
+    };
+    let c = summary.counts;
+    say!(
+        "exported {} episodes, {} facts, {} supersessions, {} entities, {} skill versions, {} code units ({} bytes, sha256 {})",
+        c.episodes,
+        c.facts,
+        c.supersessions,
+        c.entities,
+        c.skills,
+        c.code_units,
+        summary.bytes,
+        summary.sha256
+    );
+    if args.json {
+        print_json(&summary)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<ExitCode> {
+    let store = ctx.open_store()?;
+    say!("{}: checking", args.file.display());
+    let mut progress = progress_printer("restored episodes");
+    let report = match restores::restore(
+        store.as_ref(),
+        &args.file,
+        RestoreOptions { merge: args.merge },
+        &mut progress,
+    ) {
+        Ok(r) => r,
+        Err(e @ (TransferError::Refused { .. } | TransferError::NotEmpty { .. })) => {
+            say!("{e}");
+            return Ok(ExitCode::FAILURE);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let c = report.counts;
+    say!(
+        "{}: {} ({} episodes, {} facts, {} supersessions, {} entities, {} skill versions, {} code units; read back equal to the file)",
+        report.file,
+        report.outcome.replace('_', " "),
+        c.episodes,
+        c.facts,
+        c.supersessions,
+        c.entities,
+        c.skills,
+        c.code_units
+    );
+    if !args.no_index && report.applied.new_episodes > 0 {
+        say!("rebuilding the recall indexes");
+        let stack = ctx.open_recall(store);
+        say!(
+            "recall indexes: {} texts, {} vectors added",
+            stack.sync.text_indexed,
+            stack.sync.vectors_embedded
+        );
+    }
+    if args.out.json {
+        print_json(&report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn backup(ctx: &Context, args: &BackupArgs) -> Result<ExitCode> {
+    let StoreLocation::Embedded(dir) = &ctx.store else {
+        return Err(eyre!(
+            "strata backup copies the embedded store; a FalkorDB graph is backed up by the \
+             server (BGSAVE, see docs/operations.md), or moved with strata export"
+        ));
+    };
+    let store = EmbeddedStore::open(dir)?;
+    let manifest = backups::backup(&store, dir, &args.dir, strata::model::Timestamp::now())?;
+    say!(
+        "backed up {} episodes ({} bytes, generation {}) into {}",
+        manifest.episodes,
+        manifest.bytes,
+        manifest.generation,
+        args.dir.display()
+    );
+    if args.out.json {
+        print_json(&manifest)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,287 @@
+//! `strata export`: every record of a store, in the format's order, deterministic on either
+//! backend. The store is read once: the records go to a body file as they come (memory holds
+//! one page of episodes, plus the episode keys, entities, skills and code units), and the
+//! output is the header, the body with each line's chain, and the trailer.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::TransferError;
+use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, MEMORY_SCHEMA, Record, Trailer};
+use crate::model::{FactEdge, Supersession, Timestamp};
+use crate::store::MemoryStore;
+
+/// Episodes read from the store at a time.
+const PAGE: usize = 500;
+/// Rows of the ingest log read at a time while collecting episode keys.
+const LOG_PAGE: usize = 10_000;
+
+#[derive(Clone, Debug, Default)]
+pub struct ExportOptions {
+    /// Memory as it stood at this knowledge time: nothing learned after it.
+    pub known_at: Option<Timestamp>,
+    /// The embedder configured here, named in the header.
+    pub embedding_model: Option<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExportSummary {
+    pub counts: Counts,
+    pub sha256: String,
+    pub bytes: u64,
+}
+
+/// Every record of `store` in the format's order, as memory stood at `known_at`, handed to
+/// `emit`. `progress` is told (episodes done, episodes in all).
+pub fn for_each_record(
+    store: &dyn MemoryStore,
+    known_at: Option<Timestamp>,
+    emit: &mut dyn FnMut(&Record) -> Result<(), TransferError>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(), TransferError> {
+    let known = |t: Timestamp| known_at.is_none_or(|k| t <= k);
+    for unit in store.code_units()? {
+        emit(&Record::CodeUnit(unit))?;
+    }
+    let keys = episode_keys(store, known_at)?;
+    let total = keys.len() as u64;
+    for (n, page) in keys.chunks(PAGE).enumerate() {
+        let fps: Vec<String> = page.iter().map(|(_, fp)| fp.clone()).collect();
+        let mut episodes: HashMap<String, _> = store
+            .episodes(&fps)?
+            .into_iter()
+            .map(|e| (e.incident_fingerprint.clone(), e))
+            .collect();
+        let mut facts: HashMap<String, Vec<FactEdge>> = HashMap::new();
+        for f in store.facts_of_episodes(&fps)? {
+            facts.entry(f.episode.clone()).or_default().push(f);
+        }
+        let mut lineage: HashMap<String, Vec<Supersession>> = HashMap::new();
+        for s in store.supersessions_of_episodes(&fps)? {
+            if known(s.ingested_at) {
+                lineage.entry(s.episode.clone()).or_default().push(s);
+            }
+        }
+        for fp in &fps {
+            let episode = episodes.remove(fp).ok_or_else(|| {
+                TransferError::Export(format!(
+                    "episode {fp:?} is in the ingest log but cannot be read"
+                ))
+            })?;
+            emit(&Record::Episode(episode))?;
+            let mut of_episode = facts.remove(fp).unwrap_or_default();
+            of_episode.sort_by(|a, b| (a.relation, &a.entity).cmp(&(b.relation, &b.entity)));
+            for mut fact in of_episode {
+                if let Some(k) = known_at {
+                    as_known_at(&mut fact, k);
+                }
+                emit(&Record::Fact(fact))?;
+            }
+            let mut written = lineage.remove(fp).unwrap_or_default();
+            written.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
+            for s in written {
+                emit(&Record::Supersession(s))?;
+            }
+        }
+        store.release_mapped_pages();
+        progress(((n + 1) * PAGE).min(keys.len()) as u64, total);
+    }
+    if keys.is_empty() {
+        progress(0, 0);
+    }
+    for entity in store.entity_records()? {
+        if known(entity.ingested_at) {
+            emit(&Record::Entity(entity))?;
+        }
+    }
+    let mut skills = store.skills()?;
+    skills.sort_by(|a, b| (&a.name, a.version).cmp(&(&b.name, b.version)));
+    for skill in skills {
+        if known(skill.recorded_at) {
+            emit(&Record::Skill(skill))?;
+        }
+    }
+    Ok(())
+}
+
+/// A fact as it was known at `k`: an invalidation recorded after `k` had not happened yet.
+fn as_known_at(fact: &mut FactEdge, k: Timestamp) {
+    if fact.expired_at.is_some_and(|e| e > k) {
+        fact.t_invalid = None;
+        fact.expired_at = None;
+        fact.superseded_by = None;
+    }
+}
+
+/// (ingested_at, fingerprint) of every episode known at `known_at`, in that order: the same
+/// on every backend, whatever order each keeps its log in.
+fn episode_keys(
+    store: &dyn MemoryStore,
+    known_at: Option<Timestamp>,
+) -> Result<Vec<(Timestamp, String)>, TransferError> {
+    let mut keys = Vec::new();
+    let mut after = 0;
+    loop {
+        let page = store.episodes_since(after, LOG_PAGE)?;
+        if let Some((seq, e)) = page.unreadable.into_iter().next() {
+            return Err(TransferError::Export(format!(
+                "row {seq} of the ingest log cannot be read ({e}); an export would lose it \
+                 (run `strata check`)"
+            )));
+        }
+        if page.episodes.is_empty() && page.last <= after {
+            break;
+        }
+        for (_, e) in page.episodes {
+            if known_at.is_none_or(|k| e.ingested_at <= k) {
+                keys.push((e.ingested_at, e.incident_fingerprint));
+            }
+        }
+        store.release_mapped_pages();
+        after = page.last;
+    }
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
+}
+
+/// Where an export goes.
+pub enum Destination<'a> {
+    File(&'a Path),
+    Writer(&'a mut dyn Write),
+}
+
+/// Writes the export of `store` to `to`: a file appears whole or not at all (written beside
+/// it and renamed).
+pub fn export(
+    store: &dyn MemoryStore,
+    options: &ExportOptions,
+    to: Destination<'_>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ExportSummary, TransferError> {
+    let body_dir = match &to {
+        Destination::File(path) => path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        Destination::Writer(_) => std::env::temp_dir(),
+    };
+    let body = tempfile::Builder::new()
+        .prefix(".strata-export-")
+        .tempfile_in(&body_dir)
+        .map_err(TransferError::io(&body_dir))?;
+    let body_path = body.path().to_path_buf();
+    let mut counts = Counts::default();
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, body.as_file());
+        for_each_record(
+            store,
+            options.known_at,
+            &mut |record| {
+                counts.add(record);
+                let content = record
+                    .content()
+                    .map_err(|e| TransferError::Export(e.to_string()))?;
+                w.write_all(&content)
+                    .and_then(|()| w.write_all(b"\n"))
+                    .map_err(TransferError::io(&body_path))
+            },
+            progress,
+        )?;
+        w.flush().map_err(TransferError::io(&body_path))?;
+    }
+    let header = Record::Header(Header {
+        format: FORMAT.to_string(),
+        format_version: FORMAT_VERSION,
+        strata_version: env!("CARGO_PKG_VERSION").to_string(),
+        schema: MEMORY_SCHEMA,
+        known_at: options.known_at,
+        embedding_model: options.embedding_model.clone(),
+        counts,
+    });
+    let reader = File::open(&body_path).map_err(TransferError::io(&body_path))?;
+    match to {
+        Destination::File(path) => {
+            let dir = body_dir;
+            let out = tempfile::Builder::new()
+                .prefix(".strata-export-out-")
+                .tempfile_in(&dir)
+                .map_err(TransferError::io(&dir))?;
+            let summary = {
+                let mut w = BufWriter::with_capacity(1 << 20, out.as_file());
+                let summary = assemble(&header, counts, reader, &body_path, &mut w, path)?;
+                w.flush().map_err(TransferError::io(path))?;
+                summary
+            };
+            out.as_file().sync_all().map_err(TransferError::io(path))?;
+            out.persist(path)
+                .map_err(|e| TransferError::io(path)(e.error))?;
+            Ok(summary)
+        }
+        Destination::Writer(w) => {
+            let mut w = BufWriter::with_capacity(1 << 20, w);
+            let summary = assemble(&header, counts, reader, &body_path, &mut w, Path::new("-"))?;
+            w.flush().map_err(TransferError::io("-"))?;
+            Ok(summary)
+        }
+    }
+}
+
+/// Header, the body's lines each with its chain, trailer.
+fn assemble(
+    header: &Record,
+    counts: Counts,
+    body: File,
+    body_path: &Path,
+    w: &mut dyn Write,
+    out_path: &Path,
+) -> Result<ExportSummary, TransferError> {
+    let mut line = Vec::with_capacity(4096);
+    let content = header
+        .content()
+        .map_err(|e| TransferError::Export(e.to_string()))?;
+    let mut chain = format::frame(&content, 0, &mut line);
+    let mut bytes = line.len() as u64;
+    w.write_all(&line).map_err(TransferError::io(out_path))?;
+    let mut sha = Sha256::new();
+    let mut reader = BufReader::with_capacity(1 << 20, body);
+    let mut content = Vec::with_capacity(4096);
+    loop {
+        content.clear();
+        let n = reader
+            .read_until(b'\n', &mut content)
+            .map_err(TransferError::io(body_path))?;
+        if n == 0 {
+            break;
+        }
+        if content.last() == Some(&b'\n') {
+            content.pop();
+        }
+        line.clear();
+        chain = format::frame(&content, chain, &mut line);
+        sha.update(&line);
+        bytes += line.len() as u64;
+        w.write_all(&line).map_err(TransferError::io(out_path))?;
+    }
+    let sha256 = format::sha256_hex(sha);
+    let trailer = Record::Trailer(Trailer {
+        counts,
+        sha256: sha256.clone(),
+    });
+    let content = trailer
+        .content()
+        .map_err(|e| TransferError::Export(e.to_string()))?;
+    line.clear();
+    format::frame(&content, chain, &mut line);
+    bytes += line.len() as u64;
+    w.write_all(&line).map_err(TransferError::io(out_path))?;
+    Ok(ExportSummary {
+        counts,
+        sha256,
+        bytes,
+    })
+}

@@ -1,0 +1,196 @@
+//! The export format, version 1: NDJSON, one record a line, each a JSON object whose `kind`
+//! says what it is.
+//!
+//! 1. `header`: the format and its version, the Strata version that wrote it, the memory
+//!    schema, the knowledge time it was cut at (`known_at`, or null for everything), the
+//!    embedding model configured when it was written, and the record counts.
+//! 2. `code_unit`s, by `embedding_ref`.
+//! 3. Per episode, by (`ingested_at`, `incident_fingerprint`): the `episode`, then its `fact`s
+//!    by (relation, entity), then the `supersession`s it wrote by (prior, entity).
+//! 4. `entity`s by key; 5. `skill` versions by (name, version).
+//! 6. `trailer`: the counts again and the SHA-256 of every line between header and trailer.
+//!
+//! Every line ends with `"chain"`: 16 hex digits of XXH3-64 over the line without it, seeded
+//! with the line before's chain, so a changed, removed or moved line is named by number.
+//! Times are RFC 3339 at millisecond precision, exactly as stored. A reader refuses a format
+//! version newer than its own; a later version adds kinds (and says so in its number).
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::learning::{CodeUnit, Skill};
+use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession, Timestamp};
+
+pub const FORMAT: &str = "strata-export";
+/// The version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// The memory model the records follow (labels, properties, time axes).
+pub const MEMORY_SCHEMA: u32 = 1;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub episodes: u64,
+    pub facts: u64,
+    pub supersessions: u64,
+    pub entities: u64,
+    pub skills: u64,
+    pub code_units: u64,
+}
+
+impl Counts {
+    pub fn add(&mut self, record: &Record) {
+        match record {
+            Record::Episode(_) => self.episodes += 1,
+            Record::Fact(_) => self.facts += 1,
+            Record::Supersession(_) => self.supersessions += 1,
+            Record::Entity(_) => self.entities += 1,
+            Record::Skill(_) => self.skills += 1,
+            Record::CodeUnit(_) => self.code_units += 1,
+            Record::Header(_) | Record::Trailer(_) => {}
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    pub format_version: u32,
+    pub strata_version: String,
+    pub schema: u32,
+    /// Memory as it stood at this knowledge time; null: everything the store knew.
+    pub known_at: Option<Timestamp>,
+    /// The embedder configured where the file was written (what built its vectors).
+    pub embedding_model: Option<String>,
+    pub counts: Counts,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trailer {
+    pub counts: Counts,
+    /// SHA-256, hex, of every byte between the header line and this one.
+    pub sha256: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    Header(Header),
+    CodeUnit(CodeUnit),
+    Episode(MemoryEpisode),
+    Fact(FactEdge),
+    Supersession(Supersession),
+    Entity(MemoryEntity),
+    Skill(Skill),
+    Trailer(Trailer),
+}
+
+impl Record {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Header(_) => "header",
+            Record::CodeUnit(_) => "code_unit",
+            Record::Episode(_) => "episode",
+            Record::Fact(_) => "fact",
+            Record::Supersession(_) => "supersession",
+            Record::Entity(_) => "entity",
+            Record::Skill(_) => "skill",
+            Record::Trailer(_) => "trailer",
+        }
+    }
+
+    /// The record's JSON without its chain: what the chain and comparisons are over.
+    pub fn content(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec(self)
+    }
+}
+
+const CHAIN_KEY: &[u8] = b",\"chain\":\"";
+/// `,"chain":"` + 16 hex digits + `"}`.
+const CHAIN_SUFFIX: usize = CHAIN_KEY.len() + 16 + 2;
+
+fn chain_of(content: &[u8], previous: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(content, previous)
+}
+
+/// Appends `content` (a JSON object) as one line carrying its chain; returns the chain.
+pub fn frame(content: &[u8], previous: u64, out: &mut Vec<u8>) -> u64 {
+    let chain = chain_of(content, previous);
+    out.extend_from_slice(&content[..content.len().saturating_sub(1)]);
+    out.extend_from_slice(CHAIN_KEY);
+    out.extend_from_slice(format!("{chain:016x}\"}}\n").as_bytes());
+    chain
+}
+
+/// The content of one line (without its newline) into `content`, checked against its chain;
+/// returns the chain, or what is wrong.
+pub fn unframe(line: &[u8], previous: u64, content: &mut Vec<u8>) -> Result<u64, String> {
+    let n = line.len();
+    if n < CHAIN_SUFFIX + 2
+        || !line.starts_with(b"{")
+        || !line.ends_with(b"\"}")
+        || &line[n - CHAIN_SUFFIX..n - CHAIN_SUFFIX + CHAIN_KEY.len()] != CHAIN_KEY
+    {
+        return Err("expected a JSON object ending with its \"chain\"".into());
+    }
+    let hex = std::str::from_utf8(&line[n - 18..n - 2]).unwrap_or("");
+    let stated = u64::from_str_radix(hex, 16)
+        .map_err(|_| format!("the chain {hex:?} is not 16 hex digits"))?;
+    content.clear();
+    content.extend_from_slice(&line[..n - CHAIN_SUFFIX]);
+    content.push(b'}');
+    let chain = chain_of(content, previous);
+    if chain != stated {
+        return Err(
+            "the line does not match its chain: it was changed, or lines before it were \
+             changed, removed, added or moved"
+                .into(),
+        );
+    }
+    Ok(chain)
+}
+
+pub fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub fn sha256_hex(hasher: Sha256) -> String {
+    hex(&hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_framed_line_unframes_to_its_content_and_chain() {
+        let content = br#"{"kind":"entity","entity_type":"service","entity_ref":"a\"}","ingested_at":"2026-01-01T00:00:00Z"}"#;
+        let mut line = Vec::new();
+        let chain = frame(content, 7, &mut line);
+        assert_eq!(line.last(), Some(&b'\n'));
+        let mut back = Vec::new();
+        let got = unframe(&line[..line.len() - 1], 7, &mut back).unwrap();
+        assert_eq!((got, back.as_slice()), (chain, &content[..]));
+        // Seeded with another previous chain, the same line no longer checks.
+        assert!(unframe(&line[..line.len() - 1], 8, &mut back).is_err());
+        // One byte changed anywhere in the content is caught.
+        let mut tampered = line.clone();
+        tampered[20] ^= 1;
+        assert!(unframe(&tampered[..tampered.len() - 1], 7, &mut back).is_err());
+    }
+
+    #[test]
+    fn records_carry_their_kind() {
+        let t = Timestamp::parse("2026-01-01T00:00:00.123Z").unwrap();
+        let r = Record::Entity(MemoryEntity {
+            key: crate::model::EntityKey::new("service", "x").unwrap(),
+            ingested_at: t,
+        });
+        let text = String::from_utf8(r.content().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            r#"{"kind":"entity","entity_type":"service","entity_ref":"x","ingested_at":"2026-01-01T00:00:00.123Z"}"#
+        );
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+}

@@ -1,0 +1,657 @@
+//! `strata restore FILE`: the file is read through once and checked whole (its chain line by
+//! line, the order of its records, its counts and SHA-256) before anything is written; then
+//! read again and written as one batch whose every item carries the knowledge time it was
+//! exported with (nothing is restamped): one transaction on the embedded store, the chunked
+//! batches ingest uses on FalkorDB (a rerun of a killed restore completes it). Last, the
+//! store is read back and compared with the file record by record.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::TransferError;
+use super::export::for_each_record;
+use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, Record, Trailer};
+use crate::learning::{CodeUnit, Skill};
+use crate::model::{MAX_KEY_BYTES, Timestamp};
+use crate::store::{
+    ApplyReport, BatchItem, EpisodeDraft, FactDraft, KnowledgeTime, MemoryStore, StoreError,
+    SupersedeDraft, WriteBatch,
+};
+
+/// Episodes handed to the store at a time.
+const CHUNK: usize = 1_000;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RestoreOptions {
+    /// Add to a store that is not empty, with ingest's rules.
+    pub merge: bool,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RestoreReport {
+    pub file: String,
+    pub counts: Counts,
+    pub sha256: String,
+    /// `restored`, `resumed` (a killed restore completed), `already_restored`, `merged`.
+    pub outcome: &'static str,
+    pub applied: ApplyReport,
+}
+
+/// A file read line by line: each line checked against its chain, the bytes between header
+/// and trailer hashed.
+struct Lines {
+    file: String,
+    reader: BufReader<File>,
+    line: u64,
+    chain: u64,
+    sha: Sha256,
+    raw: Vec<u8>,
+    content: Vec<u8>,
+}
+
+impl Lines {
+    fn open(path: &Path, file: &str) -> Result<Lines, TransferError> {
+        let f = File::open(path).map_err(TransferError::io(path))?;
+        Ok(Lines {
+            file: file.to_string(),
+            reader: BufReader::with_capacity(1 << 20, f),
+            line: 0,
+            chain: 0,
+            sha: Sha256::new(),
+            raw: Vec::with_capacity(4096),
+            content: Vec::with_capacity(4096),
+        })
+    }
+
+    fn refuse(&self, line: u64, message: impl Into<String>) -> TransferError {
+        TransferError::Refused {
+            file: self.file.clone(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    /// The next line's content (checked against its chain), or `None` at the end of the file.
+    fn next_content(&mut self) -> Result<bool, TransferError> {
+        self.raw.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.raw)
+            .map_err(|e| self.refuse(self.line + 1, format!("cannot read: {e}")))?;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.line += 1;
+        if self.raw.last() != Some(&b'\n') {
+            return Err(self.refuse(self.line, "the line has no newline: the file was cut short"));
+        }
+        let body = &self.raw[..self.raw.len() - 1];
+        self.chain = format::unframe(body, self.chain, &mut self.content)
+            .map_err(|m| self.refuse(self.line, m))?;
+        Ok(true)
+    }
+
+    fn next_record(&mut self) -> Result<Option<Record>, TransferError> {
+        if !self.next_content()? {
+            return Ok(None);
+        }
+        let content = &self.content;
+        let record: Record = serde_json::from_slice(content).map_err(|e| {
+            let kind = serde_json::from_slice::<serde_json::Value>(content)
+                .ok()
+                .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+            TransferError::Refused {
+                file: self.file.clone(),
+                line: self.line,
+                message: match kind {
+                    Some(k) => format!("not a valid {k:?} record: {e}"),
+                    None => format!("not a record with a known \"kind\": {e}"),
+                },
+            }
+        })?;
+        if !matches!(record, Record::Header(_) | Record::Trailer(_)) {
+            self.sha.update(&self.raw);
+        }
+        Ok(Some(record))
+    }
+
+    /// The header, checked first: a newer format is refused before its records are parsed.
+    fn header(&mut self) -> Result<Header, TransferError> {
+        if !self.next_content()? {
+            return Err(self.refuse(1, "the file is empty; expected a strata-export header"));
+        }
+        let value: serde_json::Value = serde_json::from_slice(&self.content)
+            .map_err(|e| self.refuse(1, format!("not JSON: {e}")))?;
+        if value.get("kind").and_then(|k| k.as_str()) != Some("header")
+            || value.get("format").and_then(|f| f.as_str()) != Some(FORMAT)
+        {
+            return Err(self.refuse(1, "expected a strata-export header"));
+        }
+        let version = value
+            .get("format_version")
+            .and_then(serde_json::Value::as_u64);
+        match version {
+            Some(v) if v > u64::from(FORMAT_VERSION) => {
+                return Err(self.refuse(
+                    1,
+                    format!(
+                        "format version {v} is newer than this Strata reads ({FORMAT_VERSION}); \
+                         restore with the Strata that exported it, or a later one"
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => return Err(self.refuse(1, "the header has no format_version")),
+        }
+        match serde_json::from_value(value) {
+            Ok(Record::Header(h)) => Ok(h),
+            Ok(_) => Err(self.refuse(1, "expected a header")),
+            Err(e) => Err(self.refuse(1, format!("not a valid header: {e}"))),
+        }
+    }
+}
+
+/// What checking a file found: its header and trailer, and the records written with the
+/// last chunk (few: code units and skill versions).
+pub struct Checked {
+    pub header: Header,
+    pub trailer: Trailer,
+    pub code_units: Vec<(String, CodeUnit)>,
+    pub skills: Vec<(u64, Skill)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Section {
+    CodeUnits,
+    Episodes,
+    Entities,
+    Skills,
+}
+
+fn section_of(record: &Record) -> Option<Section> {
+    match record {
+        Record::CodeUnit(_) => Some(Section::CodeUnits),
+        Record::Episode(_) | Record::Fact(_) | Record::Supersession(_) => Some(Section::Episodes),
+        Record::Entity(_) => Some(Section::Entities),
+        Record::Skill(_) => Some(Section::Skills),
+        Record::Header(_) | Record::Trailer(_) => None,
+    }
+}
+
+fn too_long(what: &str, value: &str) -> Option<String> {
+    if value.is_empty() {
+        Some(format!("{what} is empty"))
+    } else if value.len() > MAX_KEY_BYTES {
+        Some(format!(
+            "{what} is {} bytes; expected at most {MAX_KEY_BYTES}",
+            value.len()
+        ))
+    } else {
+        None
+    }
+}
+
+/// Reads the whole file and checks it: every line's chain, the grammar and order of the
+/// records, each record's keys, the times against the header's `known_at`, the counts and
+/// the SHA-256 in the trailer. Nothing is written.
+pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
+    let name = path.display().to_string();
+    let mut lines = Lines::open(path, &name)?;
+    let header = lines.header()?;
+    let mut counts = Counts::default();
+    let mut section = Section::CodeUnits;
+    let mut last_unit: Option<String> = None;
+    let mut episode: Option<(Timestamp, String)> = None;
+    let mut last_fact: Option<(crate::model::Relation, crate::model::EntityKey)> = None;
+    let mut last_lineage: Option<(String, crate::model::EntityKey)> = None;
+    let mut last_entity: Option<crate::model::EntityKey> = None;
+    let mut last_skill: Option<(String, u32)> = None;
+    let mut code_units = Vec::new();
+    let mut skills = Vec::new();
+    let known = |t: Timestamp| header.known_at.is_none_or(|k| t <= k);
+    let trailer = loop {
+        let Some(record) = lines.next_record()? else {
+            return Err(lines.refuse(
+                lines.line,
+                format!(
+                    "the file ends after {} lines without its trailer: it was cut short",
+                    lines.line
+                ),
+            ));
+        };
+        let at = lines.line;
+        let bad = |m: String| TransferError::Refused {
+            file: name.clone(),
+            line: at,
+            message: m,
+        };
+        if let Record::Trailer(t) = record {
+            break t;
+        }
+        let Some(here) = section_of(&record) else {
+            return Err(bad("a second header".into()));
+        };
+        if here < section {
+            return Err(bad(format!(
+                "a {} record after the {:?} section: records are out of order",
+                record.kind(),
+                section
+            )));
+        }
+        section = here;
+        counts.add(&record);
+        match record {
+            Record::CodeUnit(u) => {
+                if last_unit.as_ref().is_some_and(|l| *l >= u.embedding_ref) {
+                    return Err(bad("code units are not in embedding_ref order".into()));
+                }
+                last_unit = Some(u.embedding_ref.clone());
+                code_units.push((format!("{name}:{at}"), u));
+            }
+            Record::Episode(e) => {
+                if let Some(m) = too_long("incident_fingerprint", &e.incident_fingerprint) {
+                    return Err(bad(m));
+                }
+                let key = (e.ingested_at, e.incident_fingerprint);
+                if episode
+                    .as_ref()
+                    .is_some_and(|p| p.cmp(&key) != Ordering::Less)
+                {
+                    return Err(bad(
+                        "episodes are not in (ingested_at, incident_fingerprint) order".into(),
+                    ));
+                }
+                if !known(key.0) {
+                    return Err(bad(format!(
+                        "ingested_at {} is after the header's known_at",
+                        key.0
+                    )));
+                }
+                episode = Some(key);
+                last_fact = None;
+                last_lineage = None;
+            }
+            Record::Fact(f) => {
+                let Some((at_ep, fp)) = &episode else {
+                    return Err(bad("a fact before any episode".into()));
+                };
+                if f.episode != *fp {
+                    return Err(bad(format!(
+                        "a fact of {:?} under episode {fp:?}",
+                        f.episode
+                    )));
+                }
+                if f.ingested_at != *at_ep {
+                    return Err(bad(format!(
+                        "the fact's ingested_at {} is not its episode's {at_ep}",
+                        f.ingested_at
+                    )));
+                }
+                f.entity.validate().map_err(|e| bad(e.to_string()))?;
+                let key = (f.relation, f.entity);
+                if last_fact.as_ref().is_some_and(|l| *l >= key) {
+                    return Err(bad("facts are not in (relation, entity) order".into()));
+                }
+                if f.expired_at.is_some_and(|t| !known(t)) {
+                    return Err(bad("expired_at is after the header's known_at".into()));
+                }
+                last_fact = Some(key);
+            }
+            Record::Supersession(s) => {
+                let Some((at_ep, fp)) = &episode else {
+                    return Err(bad("a supersession before any episode".into()));
+                };
+                if s.episode != *fp || s.ingested_at != *at_ep {
+                    return Err(bad(format!(
+                        "a supersession written by {:?} at {} under episode {fp:?} of {at_ep}",
+                        s.episode, s.ingested_at
+                    )));
+                }
+                s.entity.validate().map_err(|e| bad(e.to_string()))?;
+                let key = (s.prior, s.entity);
+                if last_lineage.as_ref().is_some_and(|l| *l >= key) {
+                    return Err(bad("supersessions are not in (prior, entity) order".into()));
+                }
+                last_lineage = Some(key);
+            }
+            Record::Entity(e) => {
+                e.key.validate().map_err(|x| bad(x.to_string()))?;
+                if last_entity.as_ref().is_some_and(|l| *l >= e.key) {
+                    return Err(bad("entities are not in key order".into()));
+                }
+                if !known(e.ingested_at) {
+                    return Err(bad("ingested_at is after the header's known_at".into()));
+                }
+                last_entity = Some(e.key);
+            }
+            Record::Skill(s) => {
+                if let Some(m) = too_long("skill name", &s.name) {
+                    return Err(bad(m));
+                }
+                let key = (s.name.clone(), s.version);
+                if last_skill.as_ref().is_some_and(|l| *l >= key) {
+                    return Err(bad("skills are not in (name, version) order".into()));
+                }
+                if !known(s.recorded_at) {
+                    return Err(bad("recorded_at is after the header's known_at".into()));
+                }
+                last_skill = Some(key);
+                skills.push((at, s));
+            }
+            Record::Header(_) | Record::Trailer(_) => {}
+        }
+    };
+    let at = lines.line;
+    let refuse = |m: String| TransferError::Refused {
+        file: name.clone(),
+        line: at,
+        message: m,
+    };
+    if lines.next_content()? {
+        return Err(lines.refuse(lines.line, "a line after the trailer"));
+    }
+    if trailer.counts != counts {
+        return Err(refuse(format!(
+            "the trailer counts {:?}, the file holds {:?}: records were removed or added",
+            trailer.counts, counts
+        )));
+    }
+    if header.counts != counts {
+        return Err(TransferError::Refused {
+            file: name.clone(),
+            line: 1,
+            message: format!(
+                "the header counts {:?}, the file holds {:?}",
+                header.counts, counts
+            ),
+        });
+    }
+    let sha = format::sha256_hex(lines.sha.clone());
+    if sha != trailer.sha256 {
+        return Err(refuse(format!(
+            "the records' SHA-256 is {sha}, the trailer says {}: the file was changed",
+            trailer.sha256
+        )));
+    }
+    Ok(Checked {
+        header,
+        trailer,
+        code_units,
+        skills,
+    })
+}
+
+/// The file's episodes as the batch items that write them, chunk by chunk, each with the
+/// knowledge time it was exported with. The file is checked again as it is read: one changed
+/// since [`check_file`] stops the batch, which then writes nothing (on FalkorDB, nothing
+/// more).
+fn feed(
+    path: &Path,
+    origin: &str,
+    checked: &Checked,
+    sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let changed = || StoreError::Changed {
+        file: path.display().to_string(),
+    };
+    let mut lines = Lines::open(path, origin).map_err(|_| changed())?;
+    lines.header().map_err(|_| changed())?;
+    let mut chunk: Vec<BatchItem> = Vec::with_capacity(CHUNK);
+    let mut current: Option<BatchItem> = None;
+    loop {
+        let record = lines.next_record().map_err(|_| changed())?;
+        let record = match record {
+            None => return Err(changed()),
+            Some(r) => r,
+        };
+        match record {
+            Record::Episode(e) => {
+                if let Some(done) = current.take() {
+                    chunk.push(done);
+                    if chunk.len() == CHUNK {
+                        sink(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
+                    }
+                }
+                current = Some(BatchItem {
+                    origin: format!("{origin}:{}", lines.line),
+                    ingested_at: KnowledgeTime::At(e.ingested_at),
+                    draft: EpisodeDraft {
+                        incident_fingerprint: e.incident_fingerprint,
+                        summary_nl: e.summary_nl,
+                        resolution_nl: e.resolution_nl,
+                        concluded_at: e.concluded_at,
+                        t_valid: e.t_valid,
+                        provenance: e.provenance,
+                        facts: Vec::new(),
+                        supersedes: Vec::new(),
+                        skills: Vec::new(),
+                    },
+                });
+            }
+            Record::Fact(f) => {
+                if let Some(item) = current.as_mut() {
+                    item.draft.facts.push(FactDraft {
+                        relation: f.relation,
+                        entity: f.entity,
+                        t_valid: f.t_valid,
+                        // Closed by a supersession: the supersession closes it again.
+                        t_invalid: if f.superseded_by.is_some() {
+                            None
+                        } else {
+                            f.t_invalid
+                        },
+                    });
+                }
+            }
+            Record::Supersession(s) => {
+                if let Some(item) = current.as_mut() {
+                    item.draft.supersedes.push(SupersedeDraft {
+                        prior: s.prior,
+                        entity: s.entity,
+                        t_invalid: s.t_valid,
+                    });
+                }
+            }
+            Record::Trailer(t) => {
+                if t != checked.trailer || format::sha256_hex(lines.sha.clone()) != t.sha256 {
+                    return Err(changed());
+                }
+                break;
+            }
+            Record::CodeUnit(_) | Record::Entity(_) | Record::Skill(_) | Record::Header(_) => {}
+        }
+    }
+    chunk.extend(current);
+    if !chunk.is_empty() {
+        sink(chunk)?;
+    }
+    Ok(())
+}
+
+/// The name a restore's batch is known by in the store (a FalkorDB restore's marker): the
+/// file's absolute path, so that a rerun from another directory resumes it.
+fn origin_of(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| PathBuf::from(path))
+        .display()
+        .to_string()
+}
+
+/// What the store already holds, or `None` when it is empty.
+fn contents(store: &dyn MemoryStore) -> Result<Option<String>, TransferError> {
+    let stats = store.stats()?;
+    let skills = store.skills()?.len();
+    let units = store.code_units()?.len();
+    if stats.episodes + stats.entities == 0 && skills == 0 && units == 0 {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "{} episodes, {} entities, {skills} skill versions, {units} code units",
+        stats.episodes, stats.entities
+    )))
+}
+
+/// Restores `path` into `store`. `progress` is told (episodes written, episodes in all).
+pub fn restore(
+    store: &dyn MemoryStore,
+    path: &Path,
+    options: RestoreOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RestoreReport, TransferError> {
+    let checked = check_file(path)?;
+    let origin = origin_of(path);
+    let mut outcome = "restored";
+    if let Some(what) = contents(store)? {
+        if store.unfinished_batches()?.contains(&origin) {
+            outcome = "resumed";
+        } else if options.merge {
+            outcome = "merged";
+            refuse_skills_before_high_water(store, path, &checked)?;
+        } else if compare(store, path, &checked).is_ok() {
+            return Ok(RestoreReport {
+                file: path.display().to_string(),
+                counts: checked.trailer.counts,
+                sha256: checked.trailer.sha256.clone(),
+                outcome: "already_restored",
+                applied: ApplyReport::default(),
+            });
+        } else {
+            return Err(TransferError::NotEmpty {
+                store: store.describe(),
+                what,
+            });
+        }
+    }
+    let total = checked.header.counts.episodes;
+    let tail = WriteBatch {
+        items: Vec::new(),
+        code_units: checked.code_units.clone(),
+        skill_versions: checked
+            .skills
+            .iter()
+            .map(|(line, s)| (format!("{origin}:{line}"), s.clone()))
+            .collect(),
+    };
+    let mut fed = 0u64;
+    let applied = store.apply_chunks(&tail, &mut |sink| {
+        feed(path, &origin, &checked, &mut |chunk| {
+            fed += chunk.len() as u64;
+            sink(chunk)?;
+            progress(fed, total);
+            Ok(())
+        })
+    })?;
+    if outcome != "merged" {
+        compare(store, path, &checked)?;
+    }
+    Ok(RestoreReport {
+        file: path.display().to_string(),
+        counts: checked.trailer.counts,
+        sha256: checked.trailer.sha256,
+        outcome,
+        applied,
+    })
+}
+
+/// A merge may not add a skill version recorded before the latest knowledge time the store
+/// holds: what memory knew then would change.
+fn refuse_skills_before_high_water(
+    store: &dyn MemoryStore,
+    path: &Path,
+    checked: &Checked,
+) -> Result<(), TransferError> {
+    let stored = store.skills()?;
+    let mut high: Option<Timestamp> = stored.iter().map(|s| s.recorded_at).max();
+    let mut after = 0;
+    loop {
+        let page = store.episodes_since(after, 10_000)?;
+        if page.episodes.is_empty() && page.last <= after {
+            break;
+        }
+        for (_, e) in &page.episodes {
+            high = high.max(Some(e.ingested_at));
+        }
+        after = page.last;
+    }
+    let Some(high) = high else { return Ok(()) };
+    for (line, skill) in &checked.skills {
+        let present = stored.iter().any(|s| s == skill);
+        if !present && skill.recorded_at < high {
+            return Err(TransferError::Refused {
+                file: path.display().to_string(),
+                line: *line,
+                message: format!(
+                    "version {} of skill {:?} was recorded at {}, before {high}, the latest \
+                     the store has recorded; what memory knew then cannot be rewritten",
+                    skill.version, skill.name, skill.recorded_at
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Reads the store back in the format's order and compares it with the file, record by
+/// record: the first difference is named by the file's line.
+pub fn compare(
+    store: &dyn MemoryStore,
+    path: &Path,
+    checked: &Checked,
+) -> Result<(), TransferError> {
+    let name = path.display().to_string();
+    let mut lines = Lines::open(path, &name)?;
+    lines.header()?;
+    let mut expected = Vec::new();
+    let mut next_expected = |lines: &mut Lines| -> Result<Option<(u64, Vec<u8>)>, TransferError> {
+        if !lines.next_content()? {
+            return Ok(None);
+        }
+        let content = &lines.content;
+        if content.starts_with(br#"{"kind":"trailer""#) {
+            return Ok(None);
+        }
+        expected.clear();
+        expected.extend_from_slice(content);
+        Ok(Some((lines.line, expected.clone())))
+    };
+    let mut found = 0u64;
+    for_each_record(
+        store,
+        checked.header.known_at,
+        &mut |record| {
+            found += 1;
+            let got = record
+                .content()
+                .map_err(|e| TransferError::Export(e.to_string()))?;
+            match next_expected(&mut lines)? {
+                Some((_, want)) if want == got => Ok(()),
+                Some((line, want)) => Err(TransferError::Differs {
+                    file: name.clone(),
+                    line,
+                    expected: String::from_utf8_lossy(&want).into_owned(),
+                    found: String::from_utf8_lossy(&got).into_owned(),
+                }),
+                None => Err(TransferError::Differs {
+                    file: name.clone(),
+                    line: lines.line,
+                    expected: "no more records".into(),
+                    found: String::from_utf8_lossy(&got).into_owned(),
+                }),
+            }
+        },
+        &mut |_, _| {},
+    )?;
+    if let Some((line, want)) = next_expected(&mut lines)? {
+        return Err(TransferError::Differs {
+            file: name,
+            line,
+            expected: String::from_utf8_lossy(&want).into_owned(),
+            found: format!("nothing more ({found} records)"),
+        });
+    }
+    Ok(())
+}
