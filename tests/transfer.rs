@@ -1,0 +1,530 @@
+//! `strata export`, `restore` and `backup`: lossless round trips between the embedded store
+//! and FalkorDB (byte for byte, and every view at a grid of (V, K)), refused files that write
+//! nothing, a killed restore run again, and an online backup under a concurrent writer.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use common::{falkordb, shared_dir, strata, strata_command, ts};
+use strata::model::{AsOf, Timestamp};
+use strata::store::embedded::EmbeddedStore;
+use strata::store::falkordb::FalkorStore;
+use strata::store::{MemoryStore, TimelineQuery};
+use strata::transfer::TransferError;
+use strata::transfer::export::{Destination, ExportOptions, export};
+use strata::transfer::format;
+use strata::transfer::restore::{RestoreOptions, restore};
+
+fn export_bytes(store: &dyn MemoryStore, known_at: Option<Timestamp>) -> Vec<u8> {
+    let mut out = Vec::new();
+    export(
+        store,
+        &ExportOptions {
+            known_at,
+            embedding_model: Some("hash".into()),
+        },
+        Destination::Writer(&mut out),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    out
+}
+
+fn restore_file(store: &dyn MemoryStore, file: &Path) -> Result<&'static str, TransferError> {
+    restore(store, file, RestoreOptions::default(), &mut |_, _| {}).map(|r| r.outcome)
+}
+
+/// The demo memory and the public postmortems, in one embedded store.
+fn demo_and_postmortems(dir: &Path) -> EmbeddedStore {
+    let store = EmbeddedStore::open(dir).unwrap();
+    strata::demo::seed(&store).unwrap();
+    strata::import::postmortems::import_dir(
+        &store,
+        &shared_dir().join("data/postmortems"),
+        ts("2027-06-01T00:00:00Z"),
+    )
+    .unwrap();
+    store
+}
+
+/// Every view the explorer and the CLI answer from, compared on two stores at a grid of
+/// knowledge times K and valid times V: the timeline as of K, each episode's facts with
+/// their state at (V, K), its lineage both ways, and its lesson.
+fn assert_same_memory(a: &dyn MemoryStore, b: &dyn MemoryStore) {
+    let all = a
+        .timeline(&TimelineQuery {
+            limit: usize::MAX,
+            ..TimelineQuery::default()
+        })
+        .unwrap();
+    assert!(!all.is_empty());
+    let mut times: Vec<Timestamp> = all.iter().map(|e| e.ingested_at).collect();
+    times.sort();
+    let grid: Vec<Timestamp> = [0, times.len() / 3, times.len() / 2, times.len() - 1]
+        .iter()
+        .map(|&i| times[i])
+        .chain([ts("2020-01-01T00:00:00Z"), ts("2030-01-01T00:00:00Z")])
+        .collect();
+    for &k in &grid {
+        let q = TimelineQuery {
+            known_at: Some(k),
+            limit: usize::MAX,
+            ..TimelineQuery::default()
+        };
+        assert_eq!(a.timeline(&q).unwrap(), b.timeline(&q).unwrap(), "timeline at K={k}");
+    }
+    for e in &all {
+        let fp = &e.incident_fingerprint;
+        let (fa, fb) = (a.facts(fp).unwrap(), b.facts(fp).unwrap());
+        assert_eq!(fa, fb, "facts of {fp}");
+        for &k in &grid {
+            for &v in &grid {
+                let at = AsOf {
+                    valid_at: v,
+                    known_at: k,
+                };
+                let sa: Vec<_> = fa.iter().map(|f| at.fact_state(f)).collect();
+                let sb: Vec<_> = fb.iter().map(|f| at.fact_state(f)).collect();
+                assert_eq!(sa, sb, "states of {fp}'s facts at V={v} K={k}");
+            }
+        }
+        assert_eq!(a.supersedes(fp).unwrap(), b.supersedes(fp).unwrap(), "{fp}");
+        assert_eq!(a.superseded_by(fp).unwrap(), b.superseded_by(fp).unwrap());
+        assert_eq!(a.lesson(fp).unwrap(), b.lesson(fp).unwrap(), "lesson of {fp}");
+    }
+    assert_eq!(a.skills().unwrap(), b.skills().unwrap());
+    assert_eq!(a.code_units().unwrap(), b.code_units().unwrap());
+    assert_eq!(a.stats().unwrap(), b.stats().unwrap());
+}
+
+#[test]
+fn embedded_export_is_deterministic_and_restores_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = demo_and_postmortems(&dir.path().join("a"));
+    let first = export_bytes(&a, None);
+    assert_eq!(first, export_bytes(&a, None), "the same store exports the same bytes");
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, &first).unwrap();
+
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    assert_eq!(restore_file(&b, &file).unwrap(), "restored");
+    assert_eq!(export_bytes(&b, None), first);
+    assert_same_memory(&a, &b);
+    // Run again on the store it made, the restore has nothing to do.
+    assert_eq!(restore_file(&b, &file).unwrap(), "already_restored");
+}
+
+/// The file's lines, each without its newline.
+fn lines_of(bytes: &[u8]) -> Vec<Vec<u8>> {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn join(lines: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in lines {
+        out.extend_from_slice(l);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The lines again, each line's chain recomputed from its content (a careful forger).
+fn rechain(lines: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut chain = 0;
+    for l in lines {
+        let mut content = Vec::new();
+        let n = l.len();
+        content.extend_from_slice(&l[..n - 28]);
+        content.push(b'}');
+        chain = format::frame(&content, chain, &mut out);
+    }
+    out
+}
+
+fn refused(bytes: &[u8]) -> (u64, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.ndjson");
+    std::fs::write(&file, bytes).unwrap();
+    let store = EmbeddedStore::open(&dir.path().join("s")).unwrap();
+    let err = restore_file(&store, &file).unwrap_err();
+    assert_eq!(store.stats().unwrap().episodes, 0, "a refused file wrote nothing");
+    assert!(store.skills().unwrap().is_empty());
+    match err {
+        TransferError::Refused { line, message, .. } => (line, message),
+        other => panic!("expected a refusal, got {other}"),
+    }
+}
+
+#[test]
+fn damaged_files_are_refused_naming_the_line_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    strata::demo::seed(&store).unwrap();
+    let good = export_bytes(&store, None);
+    let lines = lines_of(&good);
+    let n = lines.len();
+
+    // Cut short: the trailer missing, or the last line cut in the middle.
+    let (line, m) = refused(&join(&lines[..n - 1]));
+    assert!(m.contains("without its trailer") && line == (n - 1) as u64, "{m}");
+    let (line, m) = refused(&good[..good.len() - 40]);
+    assert_eq!(line, n as u64, "{m}");
+
+    // Two records swapped: the first of them is named.
+    let mut swapped = lines.clone();
+    swapped.swap(40, 41);
+    let (line, m) = refused(&join(&swapped));
+    assert_eq!(line, 41, "{m}");
+    assert!(m.contains("chain"), "{m}");
+
+    // One character of a summary changed.
+    let mut tampered = lines.clone();
+    let at = tampered[100]
+        .windows(12)
+        .position(|w| w == b"\"summary_nl\"")
+        .map_or(30, |p| p + 15);
+    tampered[100][at] ^= 0x01;
+    let (line, m) = refused(&join(&tampered));
+    assert_eq!(line, 101, "{m}");
+
+    // Changed with every chain recomputed: the trailer's SHA-256 still tells.
+    let (line, m) = refused(&rechain(&tampered));
+    assert!(m.contains("SHA-256") && line == n as u64, "{m}");
+
+    // Reordered with chains recomputed: the order of the records tells, at the line.
+    let (line, m) = refused(&rechain(&swapped));
+    assert_eq!(line, 42, "{m}");
+
+    // A record removed with chains recomputed: the counts tell.
+    let mut removed = lines.clone();
+    removed.remove(200);
+    let (_, m) = refused(&rechain(&removed));
+    assert!(m.contains("counts"), "{m}");
+
+    // A newer format is refused at the header, before its records are read.
+    let mut newer = lines.clone();
+    newer[0] = String::from_utf8(newer[0].clone())
+        .unwrap()
+        .replace("\"format_version\":1", "\"format_version\":2")
+        .into_bytes();
+    let (line, m) = refused(&rechain(&newer));
+    assert!(line == 1 && m.contains("format version 2 is newer"), "{m}");
+
+    // Not an export at all.
+    let (line, _) = refused(b"{\"incident_fingerprint\":\"x\"}\n");
+    assert_eq!(line, 1);
+}
+
+#[test]
+fn a_store_that_is_not_empty_is_refused_unless_merging_by_ingests_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EmbeddedStore::open(&dir.path().join("a")).unwrap();
+    common::ingest_at(
+        &a,
+        &[common::record("INC-A1", "2026-01-01T00:00:00Z")],
+        "2026-01-02T00:00:00Z",
+    )
+    .unwrap();
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, export_bytes(&a, None)).unwrap();
+
+    // B learned something else later than A's episode: merging A's would rewrite what B
+    // knew at an earlier K, and is refused; an unmerged restore is refused outright.
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    common::ingest_at(
+        &b,
+        &[common::record("INC-B1", "2026-02-01T00:00:00Z")],
+        "2026-02-02T00:00:00Z",
+    )
+    .unwrap();
+    let before = export_bytes(&b, None);
+    assert!(matches!(
+        restore_file(&b, &file),
+        Err(TransferError::NotEmpty { .. })
+    ));
+    let merged = restore(&b, &file, RestoreOptions { merge: true }, &mut |_, _| {});
+    assert!(merged.is_err(), "a merge before the store's knowledge time");
+    assert_eq!(export_bytes(&b, None), before, "the refused merge wrote nothing");
+
+    // C learned of its episode before A's: the merge adds A's, and again changes nothing.
+    let c = EmbeddedStore::open(&dir.path().join("c")).unwrap();
+    common::ingest_at(
+        &c,
+        &[common::record("INC-C1", "2025-12-01T00:00:00Z")],
+        "2025-12-02T00:00:00Z",
+    )
+    .unwrap();
+    let merge = |s: &EmbeddedStore| {
+        restore(s, &file, RestoreOptions { merge: true }, &mut |_, _| {}).unwrap()
+    };
+    let report = merge(&c);
+    assert_eq!(
+        (report.outcome, report.applied.new_episodes),
+        ("merged", 1)
+    );
+    assert_eq!(c.episode("INC-A1").unwrap(), a.episode("INC-A1").unwrap());
+    assert_eq!(merge(&c).applied.new_episodes, 0, "an identical record changes nothing");
+}
+
+#[test]
+fn known_at_exports_memory_as_it_stood_then() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EmbeddedStore::open(&dir.path().join("a")).unwrap();
+    strata::demo::seed(&a).unwrap();
+    let all = a
+        .timeline(&TimelineQuery {
+            limit: usize::MAX,
+            ..TimelineQuery::default()
+        })
+        .unwrap();
+    let mut times: Vec<Timestamp> = all.iter().map(|e| e.ingested_at).collect();
+    times.sort();
+    let k = times[times.len() / 2];
+    let cut = export_bytes(&a, Some(k));
+    let file = dir.path().join("k.ndjson");
+    std::fs::write(&file, &cut).unwrap();
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    restore_file(&b, &file).unwrap();
+    // Nothing learned after K came along, and as of any K' <= K both answer the same.
+    assert!(b.stats().unwrap().episodes < a.stats().unwrap().episodes);
+    for e in b
+        .timeline(&TimelineQuery {
+            limit: usize::MAX,
+            ..TimelineQuery::default()
+        })
+        .unwrap()
+    {
+        assert!(e.ingested_at <= k);
+        for (fa, fb) in a
+            .facts(&e.incident_fingerprint)
+            .unwrap()
+            .iter()
+            .zip(b.facts(&e.incident_fingerprint).unwrap())
+        {
+            for kk in [times[0], times[times.len() / 4], k] {
+                let at = AsOf {
+                    valid_at: ts("2030-01-01T00:00:00Z"),
+                    known_at: kk,
+                };
+                assert_eq!(at.fact_state(fa), at.fact_state(&fb));
+            }
+            assert!(fb.expired_at.is_none_or(|x| x <= k));
+        }
+    }
+    let q = TimelineQuery {
+        known_at: Some(k),
+        limit: usize::MAX,
+        ..TimelineQuery::default()
+    };
+    assert_eq!(a.timeline(&q).unwrap(), b.timeline(&q).unwrap());
+    // The restored store exports as the file (its header aside: it knows only up to K).
+    let again = export_bytes(&b, None);
+    let records = |bytes: &[u8]| -> Vec<Vec<u8>> {
+        let lines = lines_of(bytes);
+        lines[1..lines.len() - 1]
+            .iter()
+            .map(|l| l[..l.len() - 28].to_vec())
+            .collect()
+    };
+    assert_eq!(records(&again), records(&cut));
+    let header = String::from_utf8(lines_of(&cut)[0].clone()).unwrap();
+    assert!(header.contains(&format!("\"known_at\":\"{k}\"")), "{header}");
+}
+
+#[test]
+fn embedded_to_falkordb_and_back_is_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = demo_and_postmortems(&dir.path().join("a"));
+    let bytes = export_bytes(&a, None);
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, &bytes).unwrap();
+
+    let graph = FalkorStore::connect(&falkordb::graph_url("transfer")).unwrap();
+    assert_eq!(restore_file(&graph, &file).unwrap(), "restored");
+    let from_graph = export_bytes(&graph, None);
+    assert_eq!(from_graph, bytes, "FalkorDB exports the same bytes");
+    assert_same_memory(&a, &graph);
+    assert!(graph.check().unwrap().is_consistent());
+
+    let back_file = dir.path().join("f.ndjson");
+    std::fs::write(&back_file, &from_graph).unwrap();
+    let c = EmbeddedStore::open(&dir.path().join("c")).unwrap();
+    restore_file(&c, &back_file).unwrap();
+    assert_eq!(export_bytes(&c, None), bytes);
+    assert_same_memory(&graph, &c);
+}
+
+/// A file of `n` synthetic episodes, exported from an embedded store.
+fn synthetic_export(dir: &Path, n: usize) -> PathBuf {
+    let records = dir.join("synthetic.ndjson");
+    let out = strata(&dir.join("scratch"), &["synthesize", "--episodes", &n.to_string()]);
+    assert!(out.status.success());
+    std::fs::write(&records, &out.stdout).unwrap();
+    let source = dir.join("source");
+    let o = strata(
+        &source,
+        &[
+            "--now",
+            "2026-06-01T00:00:00Z",
+            "ingest",
+            "--no-index",
+            records.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let file = dir.join("export.ndjson");
+    let o = strata(&source, &["export", "--to", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    file
+}
+
+/// Starts `strata restore`, waits until `ready` says it is part way, and kills it with
+/// SIGKILL. Returns whether it was still running when killed.
+fn kill_part_way(mut command: Command, ready: &mut dyn FnMut(&str) -> bool) -> bool {
+    let mut child = command
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut killed = false;
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        if ready(&line) {
+            common::signal(child.id(), "KILL");
+            killed = true;
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    killed && !status.success()
+}
+
+#[test]
+fn a_killed_embedded_restore_run_again_ends_as_one_uninterrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = synthetic_export(dir.path(), 20_000);
+    let target = dir.path().join("target");
+    let cmd = strata_command(&target, &["restore", "--no-index", file.to_str().unwrap()]);
+    // Killed while its transaction is open (a chunk of episodes handed to it).
+    let killed = kill_part_way(cmd, &mut |l| l.starts_with("restored episodes: 1000/"));
+    assert!(killed, "the restore was killed part way");
+    let o = strata(&target, &["restore", "--no-index", file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let out = dir.path().join("again.ndjson");
+    let o = strata(&target, &["export", "--to", out.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&file).unwrap());
+    let o = strata(&target, &["check"]);
+    assert!(o.status.success(), "{}", common::stdout(&o));
+}
+
+#[test]
+fn a_killed_falkordb_restore_run_again_ends_as_one_uninterrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    // Over 10,000 records: FalkorDB writes it in chunks under a marker.
+    let file = synthetic_export(dir.path(), 12_000);
+    let url = falkordb::graph_url("restore_killed");
+    let store_arg = url.to_string();
+    let data = dir.path().join("unused");
+    let mut cmd = strata_command(
+        &data,
+        &["--store", &store_arg, "restore", "--no-index", file.to_str().unwrap()],
+    );
+    // Killed once the graph holds some chunks and not all: polled from here.
+    let poll_url = url.clone();
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut killed_part_way = false;
+    for _ in 0..60_000 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        let reply = falkordb::raw_query(
+            &poll_url,
+            "OPTIONAL MATCH (i:StrataIngest {status: 'partial'}) \
+             WHERE i.written >= 1 AND i.written < i.chunks RETURN count(i)",
+        );
+        if format!("{reply:?}").contains("Int(1)") {
+            common::signal(child.id(), "KILL");
+            killed_part_way = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let status = child.wait().unwrap();
+    assert!(killed_part_way && !status.success(), "killed after its first chunk");
+    let graph = FalkorStore::connect(&url).unwrap();
+    assert!(!graph.check().unwrap().is_consistent(), "check reports the partial restore");
+
+    let o = strata(
+        &data,
+        &["--store", &store_arg, "restore", "--no-index", file.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(common::stderr(&o).contains("resumed"), "{}", common::stderr(&o));
+    assert_eq!(export_bytes(&graph, None), std::fs::read(&file).unwrap());
+    assert!(graph.check().unwrap().is_consistent());
+}
+
+#[test]
+fn an_online_backup_holds_whole_batches_and_opens_and_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("live");
+    let first: Vec<_> = (0..5)
+        .map(|i| common::record(&format!("INC-F{i}"), "2026-01-01T00:00:00Z"))
+        .collect();
+    let first_file = dir.path().join("first.ndjson");
+    std::fs::write(&first_file, common::ndjson(&first)).unwrap();
+    let o = strata(&data, &["ingest", "--no-index", first_file.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let base = 5;
+    // A writer adds batches of 7 episodes while the backups are taken.
+    let batches: Vec<PathBuf> = (0..30)
+        .map(|b| {
+            let records: Vec<_> = (0..7)
+                .map(|i| common::record(&format!("INC-W{b}-{i}"), "2026-01-01T00:00:00Z"))
+                .collect();
+            let path = dir.path().join(format!("batch{b}.ndjson"));
+            std::fs::write(&path, common::ndjson(&records)).unwrap();
+            path
+        })
+        .collect();
+    let mut writer = strata_command(&data, &["ingest", "--no-index"]);
+    writer.args(&batches);
+    let mut writer = writer.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut counts = Vec::new();
+    for n in 0..5 {
+        let to = dir.path().join(format!("backup{n}"));
+        let o = strata(&data, &["backup", to.to_str().unwrap(), "--json"]);
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        let manifest: serde_json::Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+        let check = strata(&to, &["check"]);
+        assert!(check.status.success(), "{}", common::stdout(&check));
+        let copy = EmbeddedStore::open(&to).unwrap();
+        let episodes = copy.stats().unwrap().episodes;
+        assert_eq!(manifest["episodes"], episodes);
+        assert_eq!((episodes - base) % 7, 0, "whole batches only: {episodes}");
+        counts.push(episodes);
+        drop(copy);
+        std::fs::remove_dir_all(&to).unwrap();
+    }
+    assert!(writer.wait().unwrap().success());
+    // Once the writer is done, a backup exports exactly as the live store.
+    let to = dir.path().join("final");
+    assert!(strata(&data, &["backup", to.to_str().unwrap()]).status.success());
+    let live = EmbeddedStore::open(&data).unwrap();
+    let copy = EmbeddedStore::open(&to).unwrap();
+    assert_eq!(export_bytes(&copy, None), export_bytes(&live, None));
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]));
+    // A backup is never written over another.
+    let o = strata(&data, &["backup", to.to_str().unwrap()]);
+    assert!(!o.status.success());
+}
