@@ -246,11 +246,7 @@ impl RecallEngine {
     async fn recall_unrecorded(&self, request: &RecallRequest) -> Recalled {
         let started = Instant::now();
         let mut run = self.run_legs(request).await;
-        let (episodes, unreadable) = self.candidates(&run).await;
-        let concluded: HashMap<String, Timestamp> = episodes
-            .iter()
-            .filter_map(|(fp, e)| e.as_ref().map(|e| (fp.clone(), e.concluded_at)))
-            .collect();
+        let (concluded, mut unreadable) = self.candidate_dates(&run).await;
         let fused = run.fuse(
             request.legs,
             request.fusion,
@@ -262,6 +258,9 @@ impl RecallEngine {
         for leg in Leg::ALL {
             run.reports.get_mut(leg).weight = counted[leg.index()];
         }
+        let shown: Vec<String> = fused.iter().map(|f| f.fingerprint.clone()).collect();
+        let (episodes, also_unreadable) = self.episodes_of(shown).await;
+        unreadable.extend(also_unreadable);
         let results = fused
             .into_iter()
             .map(|f| {
@@ -507,16 +506,12 @@ impl RecallEngine {
         LegRun { reports, rankings }
     }
 
-    /// The episodes the legs found (`None` for one the store does not hold), read off the async
-    /// workers and under the same deadline: a slow store degrades the rows (no date, no
-    /// summary), never the recall. Beside them, why each record that cannot be read cannot.
-    pub async fn candidates(
+    /// When each candidate of every leg concluded, for fusion's order: one light read where
+    /// the store can. A candidate whose record cannot be read is named with why.
+    pub async fn candidate_dates(
         &self,
         run: &LegRun,
-    ) -> (
-        HashMap<String, Option<MemoryEpisode>>,
-        HashMap<String, String>,
-    ) {
+    ) -> (HashMap<String, Timestamp>, HashMap<String, String>) {
         let mut wanted: Vec<String> = run
             .rankings
             .iter()
@@ -524,6 +519,40 @@ impl RecallEngine {
             .collect();
         wanted.sort();
         wanted.dedup();
+        let store = self.store.clone();
+        let lookup = tokio::task::spawn_blocking(move || match store.episode_dates(&wanted) {
+            Ok(dates) => (dates.into_iter().collect(), HashMap::new()),
+            // A record that cannot be read: one by one, so only its row goes without a date,
+            // and says why instead of showing nothing.
+            Err(_) => {
+                let (mut dates, mut unreadable) = (HashMap::new(), HashMap::new());
+                for fp in wanted {
+                    match store.episode(&fp) {
+                        Ok(Some(e)) => drop(dates.insert(fp, e.concluded_at)),
+                        Ok(None) => {}
+                        Err(e) => drop(unreadable.insert(fp, e.to_string())),
+                    }
+                }
+                (dates, unreadable)
+            }
+        });
+        match tokio::time::timeout(self.timeout, lookup).await {
+            Ok(Ok(found)) => found,
+            _ => {
+                tracing::warn!("candidates' dates did not arrive in time; fused without them");
+                (HashMap::new(), HashMap::new())
+            }
+        }
+    }
+
+    /// The episodes of the results, in one read: their text, for the answer and its fates.
+    async fn episodes_of(
+        &self,
+        wanted: Vec<String>,
+    ) -> (
+        HashMap<String, Option<MemoryEpisode>>,
+        HashMap<String, String>,
+    ) {
         let store = self.store.clone();
         let lookup = tokio::task::spawn_blocking(move || {
             let mut found: HashMap<String, Option<MemoryEpisode>> = HashMap::new();
@@ -534,8 +563,6 @@ impl RecallEngine {
                         .into_iter()
                         .map(|e| (e.incident_fingerprint.clone(), Some(e))),
                 ),
-                // A record that cannot be read: one by one, so only its row goes without
-                // details, and says why instead of showing nothing.
                 Err(_) => {
                     for fp in &wanted {
                         match store.episode(fp) {
@@ -553,9 +580,7 @@ impl RecallEngine {
         match tokio::time::timeout(self.timeout, lookup).await {
             Ok(Ok(found)) => found,
             _ => {
-                tracing::warn!(
-                    "episode details did not arrive in time; results lack dates and summaries"
-                );
+                tracing::warn!("episode details did not arrive in time; results lack summaries");
                 (HashMap::new(), HashMap::new())
             }
         }

@@ -144,6 +144,19 @@ pub trait MemoryStore: Send + Sync {
 
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError>;
 
+    /// When each of these episodes concluded (those the store holds): what fusion orders
+    /// candidates by, without their text, in one read where the store can.
+    fn episode_dates(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<Vec<(String, Timestamp)>, StoreError> {
+        Ok(self
+            .episodes(fingerprints)?
+            .into_iter()
+            .map(|e| (e.incident_fingerprint, e.concluded_at))
+            .collect())
+    }
+
     /// Every fact edge of an episode, whatever its state.
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError>;
 

@@ -94,6 +94,10 @@ pub const EPISODES: &str = concat!(
     episode_columns!("e")
 );
 
+/// When each of `$keys` concluded, without its text.
+pub const EPISODE_DATES: &str = "UNWIND $keys AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp}) \
+     RETURN e.incident_fingerprint, e.concluded_at";
+
 pub const TIMELINE: &str = concat!(
     "MATCH (e:MemoryEpisode) WHERE e.ingested_at <= $K RETURN ",
     episode_columns!("e"),

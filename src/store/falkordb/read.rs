@@ -202,6 +202,15 @@ impl MemoryStore for FalkorStore {
         self.for_keys(cypher::EPISODES, fingerprints, episode)
     }
 
+    fn episode_dates(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<Vec<(String, Timestamp)>, StoreError> {
+        self.for_keys(cypher::EPISODE_DATES, fingerprints, |r| {
+            Ok((r.string(0)?, r.time(1)?))
+        })
+    }
+
     fn lessons(&self, fingerprints: &[String]) -> Result<Vec<Lesson>, StoreError> {
         let episodes = self.episodes(fingerprints)?;
         let facts = self.facts_of(fingerprints)?;
