@@ -514,6 +514,9 @@ pub enum BenchCommand {
         /// Where to build the embedded store and the indexes [default: a temporary directory]
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Skip FalkorDB's own vector index (filling it takes most of the run at 1M)
+        #[arg(long)]
+        no_graph_vectors: bool,
     },
     /// A `strata ingest` process writing while this one runs the explorer's reads and
     /// recalls on the same embedded store, each against its solo baseline, and the time from a

@@ -58,7 +58,15 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             queries,
             batch,
             dir,
-        } => server::run(ctx, episodes, *queries, *batch, dir.as_deref()),
+            no_graph_vectors,
+        } => server::run(
+            ctx,
+            episodes,
+            *queries,
+            *batch,
+            dir.as_deref(),
+            !*no_graph_vectors,
+        ),
         BenchCommand::Concurrent {
             episodes,
             writes,
