@@ -204,6 +204,7 @@ pub fn run(
     Ok(ExitCode::SUCCESS)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn bench_size(
     ctx: &Context,
     runtime: &tokio::runtime::Runtime,
