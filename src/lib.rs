@@ -3,6 +3,7 @@
 pub mod caught;
 pub mod client_runtime;
 pub mod config;
+pub mod correct;
 pub mod demo;
 pub mod embed;
 pub mod eval;

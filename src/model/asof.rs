@@ -75,7 +75,9 @@ impl AsOf {
         }
     }
 
+    /// The state of the fact's version known at K.
     pub fn fact_state(&self, fact: &FactEdge) -> FactState {
+        let fact = fact.known_at(self.known_at);
         self.state(
             fact.t_valid,
             fact.t_invalid,

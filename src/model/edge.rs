@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 use super::{EntityKey, Timestamp};
 
 /// The fact relations from an episode to an entity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Relation {
     #[serde(rename = "MENTIONS")]
     Mentions,
@@ -51,6 +53,10 @@ pub struct FactEdge {
     /// The episode whose supersession closed this fact, if one did.
     pub superseded_by: Option<String>,
     pub provenance: Provenance,
+    /// Corrections of the interval after the first version, in knowledge-time order
+    /// ([`FactEdge::known_at`] reads the one known at K).
+    #[serde(skip)]
+    pub versions: Vec<super::FactVersion>,
 }
 
 /// A `SUPERSEDES` lineage edge: `episode` replaced `prior`'s fact about `entity`.
@@ -65,4 +71,7 @@ pub struct Supersession {
     pub ingested_at: Timestamp,
     pub expired_at: Option<Timestamp>,
     pub provenance: Provenance,
+    /// Reviewers' verdicts, in knowledge-time order.
+    #[serde(skip)]
+    pub reviews: Vec<super::Review>,
 }

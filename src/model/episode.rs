@@ -14,4 +14,8 @@ pub struct MemoryEpisode {
     pub ingested_at: Timestamp,
     #[serde(flatten)]
     pub provenance: Provenance,
+    /// Corrections of the text, in knowledge-time order ([`MemoryEpisode::known_at`]).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub versions: Vec<super::EpisodeVersion>,
 }

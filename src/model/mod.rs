@@ -5,9 +5,11 @@ mod edge;
 mod entity;
 mod episode;
 mod time;
+mod version;
 
 pub use asof::{AsOf, FactState};
 pub use edge::{FactEdge, Provenance, Relation, Supersession};
 pub use entity::{EntityKey, EntityKeyError, MAX_KEY_BYTES, MemoryEntity};
 pub use episode::MemoryEpisode;
 pub use time::{TimeError, Timestamp};
+pub use version::{EpisodeVersion, FactVersion, Review, Verdict};

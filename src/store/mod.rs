@@ -37,6 +37,18 @@ pub struct EntityLink {
     pub episode_concluded_at: Timestamp,
     pub episode_ingested_at: Timestamp,
     pub episode_t_valid: Timestamp,
+    /// The fact's corrected versions, in knowledge-time order.
+    pub versions: Vec<crate::model::FactVersion>,
+}
+
+impl EntityLink {
+    /// The fact's (t_valid, t_invalid, expired_at) as known at `known_at`.
+    pub fn times_at(&self, known_at: Timestamp) -> (Timestamp, Option<Timestamp>, Option<Timestamp>) {
+        match self.versions.iter().rev().find(|v| v.known_from <= known_at) {
+            Some(v) => (v.t_valid, v.t_invalid, v.expired_at),
+            None => (self.t_valid, self.t_invalid, self.expired_at),
+        }
+    }
 }
 
 /// A page of the timeline, newest `concluded_at` first.
@@ -306,6 +318,24 @@ pub trait MemoryStore: Send + Sync {
     }
 
     fn check(&self) -> Result<IntegrityReport, StoreError>;
+
+    /// Records a batch of corrections atomically at the current knowledge time (all or none;
+    /// see [`crate::correct`]).
+    fn correct(
+        &self,
+        batch: &crate::correct::CorrectionBatch,
+    ) -> Result<crate::correct::CorrectReport, StoreError> {
+        let _ = batch;
+        Err(StoreError::Unsupported {
+            store: self.describe(),
+            what: "corrections",
+        })
+    }
+
+    /// Every correction recorded, in the order recorded (knowledge-time order).
+    fn corrections(&self) -> Result<Vec<crate::correct::CorrectionRecord>, StoreError> {
+        Ok(Vec::new())
+    }
 
     /// Every lineage edge reachable from `fingerprint` through edges recorded by `known_at`:
     /// backwards, the priors it superseded and theirs; forwards, what superseded it and so on.

@@ -32,6 +32,7 @@ impl FactDraft {
             expired_at: self.t_invalid.map(|_| ingested_at),
             superseded_by: None,
             provenance: provenance.clone(),
+            versions: Vec::new(),
         }
     }
 }

@@ -58,6 +58,7 @@ fn detail(fp: &str) -> EpisodeDetail {
                 status: "concluded".into(),
                 confidence_score: 1.0,
             },
+            versions: Vec::new(),
         },
         lesson: None,
         skills: Vec::new(),
@@ -179,6 +180,7 @@ fn fact(episode: &str, entity: &str, t_invalid: Option<i64>) -> FactEdge {
             status: "concluded".into(),
             confidence_score: 1.0,
         },
+        versions: Vec::new(),
     }
 }
 

@@ -58,6 +58,7 @@ mod tests {
                 status: "concluded".into(),
                 confidence_score: 1.0,
             },
+            versions: Vec::new(),
         }
     }
 

@@ -637,6 +637,7 @@ fn link_of(episode: &MemoryEpisode, fact: &FactEdge) -> EntityLink {
         episode_concluded_at: episode.concluded_at,
         episode_ingested_at: episode.ingested_at,
         episode_t_valid: episode.t_valid,
+        versions: fact.versions.clone(),
     }
 }
 
@@ -644,7 +645,10 @@ fn link_of(episode: &MemoryEpisode, fact: &FactEdge) -> EntityLink {
 fn link_valid(l: &EntityLink, as_of: &AsOf) -> bool {
     as_of.knows(l.episode_ingested_at)
         && l.episode_t_valid <= as_of.valid_at
-        && as_of.state(l.t_valid, l.t_invalid, l.ingested_at, l.expired_at) == FactState::Valid
+        && {
+            let (t_valid, t_invalid, expired_at) = l.times_at(as_of.known_at);
+            as_of.state(t_valid, t_invalid, l.ingested_at, expired_at) == FactState::Valid
+        }
 }
 
 impl GraphLeg {
@@ -709,6 +713,7 @@ impl GraphLeg {
             .chain(forwards.iter().map(|s| (s, &s.episode)))
         {
             if as_of.state(s.t_valid, s.t_invalid, s.ingested_at, s.expired_at) == FactState::Valid
+                && s.stands_at(as_of.known_at)
             {
                 bridges.push((s.entity.clone(), other.clone(), None));
             }

@@ -13,6 +13,7 @@ mod records;
 mod sizes;
 mod table;
 mod tables;
+mod versions;
 mod write;
 
 use std::path::{Path, PathBuf};

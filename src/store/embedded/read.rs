@@ -85,7 +85,11 @@ fn episode_in(
     txn: &RoTxn,
     fingerprint: &str,
 ) -> Result<Option<MemoryEpisode>, StoreError> {
-    get(&t.episodes, txn, fingerprint.as_bytes(), records::episode)
+    let mut episode = get(&t.episodes, txn, fingerprint.as_bytes(), records::episode)?;
+    if let Some(e) = &mut episode {
+        super::versions::attach_episode(t, txn, e)?;
+    }
+    Ok(episode)
 }
 
 /// The lesson an earlier release stored where it differs from today's rendering, or else
@@ -119,6 +123,7 @@ fn entity_facts_in(
         let fkey = records::link_fact_key(&ekey, &link)?;
         out.extend(get(&t.facts, txn, &fkey, records::fact)?);
     }
+    super::versions::attach_facts(t, txn, &mut out)?;
     Ok(out)
 }
 
@@ -298,12 +303,10 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
-        prefixed(
-            &self.tables.facts,
-            &*self.read()?,
-            fingerprint,
-            records::fact,
-        )
+        let txn = self.read()?;
+        let mut facts = prefixed(&self.tables.facts, &txn, fingerprint, records::fact)?;
+        super::versions::attach_facts(&self.tables, &txn, &mut facts)?;
+        Ok(facts)
     }
 
     fn entity_facts(&self, entity: &EntityKey) -> Result<Vec<FactEdge>, StoreError> {
@@ -311,12 +314,15 @@ impl MemoryStore for EmbeddedStore {
     }
 
     fn supersedes(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
-        prefixed(
+        let txn = self.read()?;
+        let mut lineage = prefixed(
             &self.tables.supersedes,
-            &*self.read()?,
+            &txn,
             fingerprint,
             records::supersession,
-        )
+        )?;
+        super::versions::attach_reviews(&self.tables, &txn, &mut lineage)?;
+        Ok(lineage)
     }
 
     fn superseded_by(&self, fingerprint: &str) -> Result<Vec<Supersession>, StoreError> {
@@ -326,6 +332,7 @@ impl MemoryStore for EmbeddedStore {
         for skey in duplicates(&t.superseded_by, &txn, fingerprint.as_bytes())? {
             out.extend(get(&t.supersedes, &txn, &skey, records::supersession)?);
         }
+        super::versions::attach_reviews(t, &txn, &mut out)?;
         Ok(out)
     }
 
@@ -363,13 +370,18 @@ impl MemoryStore for EmbeddedStore {
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let txn = self.read()?;
+        let corrected = super::versions::any(&self.tables, &txn)?;
         let mut out = Vec::new();
         for row in self
             .tables
             .entity_facts
             .duplicates(&txn, &keys::entity(entity))?
         {
-            out.push(records::link(row?.1)?);
+            let mut link = records::link(row?.1)?;
+            if corrected {
+                super::versions::attach_link(&self.tables, &txn, entity, &mut link)?;
+            }
+            out.push(link);
         }
         Ok(out)
     }
@@ -458,6 +470,17 @@ impl MemoryStore for EmbeddedStore {
 
     fn episode_count(&self) -> Result<u64, StoreError> {
         self.tables.episodes.len(&*self.read()?)
+    }
+
+    fn correct(
+        &self,
+        batch: &crate::correct::CorrectionBatch,
+    ) -> Result<crate::correct::CorrectReport, StoreError> {
+        self.correct_batch(batch)
+    }
+
+    fn corrections(&self) -> Result<Vec<crate::correct::CorrectionRecord>, StoreError> {
+        self.correction_log()
     }
 
     fn check(&self) -> Result<IntegrityReport, StoreError> {

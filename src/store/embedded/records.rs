@@ -258,6 +258,7 @@ pub fn episode(key: &[u8], bytes: &[u8]) -> Result<MemoryEpisode, StoreError> {
         t_valid: at(head.t_valid),
         ingested_at: at(head.ingested_at),
         provenance: head.provenance.provenance(),
+        versions: Vec::new(),
     })
 }
 
@@ -360,6 +361,7 @@ pub fn fact(key: &[u8], bytes: &[u8]) -> Result<FactEdge, StoreError> {
         expired_at: bounded(expired_at),
         superseded_by: tail.superseded_by,
         provenance: tail.provenance.provenance(),
+        versions: Vec::new(),
     })
 }
 
@@ -456,6 +458,7 @@ pub fn link(value: &[u8]) -> Result<EntityLink, StoreError> {
         episode_concluded_at: at(t.episode_concluded_at),
         episode_ingested_at: at(t.episode_ingested_at),
         episode_t_valid: at(t.episode_t_valid),
+        versions: Vec::new(),
     })
 }
 
@@ -498,6 +501,7 @@ pub fn supersession(key: &[u8], bytes: &[u8]) -> Result<Supersession, StoreError
         ingested_at: at(r.ingested_at),
         expired_at: r.expired_at.map(at),
         provenance: r.provenance.provenance(),
+        reviews: Vec::new(),
     })
 }
 
@@ -613,6 +617,7 @@ mod tests {
             ingested_at: at(4),
             expired_at: Some(at(5)),
             provenance: d.provenance.clone(),
+            reviews: Vec::new(),
         };
         let skey = keys::supersession("INC-2", "INC-1", &s.entity);
         assert_eq!(

@@ -57,9 +57,14 @@ pub struct Tables {
     pub service_code: Table,
     /// name -> UTF-8 value
     pub meta: Table,
+    /// [`super::keys::version`]: a corrected record's versions after its first, each from
+    /// the knowledge time it begins (JSON: an episode's text, a fact's interval, a review).
+    pub versions: Table,
+    /// correction sequence (u64 BE) -> the correction as recorded (JSON): the review log.
+    pub corrections: Table,
 }
 
-pub(super) const PLAIN: [&str; 12] = [
+pub(super) const PLAIN: [&str; 14] = [
     "episodes",
     "entities",
     "facts",
@@ -72,6 +77,8 @@ pub(super) const PLAIN: [&str; 12] = [
     "skills",
     "code_units",
     "meta",
+    "versions",
+    "corrections",
 ];
 pub(super) const DUPLICATES: [&str; 3] = ["entity_facts", "superseded_by", "service_code"];
 /// Tables of schema 2 that hold nothing now. They are still created, and kept empty by the
@@ -111,6 +118,8 @@ impl Tables {
             "code_units" => self.code_units,
             "service_code" => self.service_code,
             "meta" => self.meta,
+            "versions" => self.versions,
+            "corrections" => self.corrections,
             _ => return None,
         })
     }
@@ -149,6 +158,8 @@ impl Tables {
             code_units: self.code_units.unsealed(),
             service_code: self.service_code.unsealed(),
             meta: self.meta.unsealed(),
+            versions: self.versions.unsealed(),
+            corrections: self.corrections.unsealed(),
         }
     }
 
@@ -171,6 +182,8 @@ impl Tables {
             &mut t.code_units,
             &mut t.service_code,
             &mut t.meta,
+            &mut t.versions,
+            &mut t.corrections,
         ] {
             *table = table.sealed();
         }
@@ -178,7 +191,7 @@ impl Tables {
     }
 
     /// Every table, for walks over all of them.
-    pub fn all(&self) -> [Table; 15] {
+    pub fn all(&self) -> [Table; 17] {
         [
             self.episodes,
             self.entities,
@@ -195,11 +208,13 @@ impl Tables {
             self.code_units,
             self.service_code,
             self.meta,
+            self.versions,
+            self.corrections,
         ]
     }
 
     fn assemble(
-        plain: [Option<Db>; 12],
+        plain: [Option<Db>; 14],
         duplicates: [Option<Db>; 3],
         shared: &SharedEnv,
     ) -> Option<Tables> {
@@ -228,6 +243,8 @@ impl Tables {
             code_units: take("code_units")?,
             service_code: take("service_code")?,
             meta: take("meta")?,
+            versions: take("versions")?,
+            corrections: take("corrections")?,
         })
     }
 
@@ -255,7 +272,7 @@ impl Tables {
             .collect::<Result<Vec<_>, _>>()
             .map_err(backend)?;
         Ok(Self::assemble(
-            plain.try_into().unwrap_or([None; 12]),
+            plain.try_into().unwrap_or([None; 14]),
             dups.try_into().unwrap_or([None; 3]),
             shared,
         ))
@@ -281,7 +298,7 @@ impl Tables {
                     options.name(name).flags(DatabaseFlags::DUP_SORT);
                     dups.push(options.create(txn)?);
                 }
-                let plain: [Database<'_, Bytes, Bytes>; 12] = plain
+                let plain: [Database<'_, Bytes, Bytes>; 14] = plain
                     .try_into()
                     .map_err(|_| heed::Error::Io(std::io::Error::other("table count")))?;
                 let dups: [Database<'_, Bytes, Bytes>; 3] = dups

@@ -474,6 +474,7 @@ impl Writer<'_, '_> {
                     ingested_at: at,
                     expired_at: None,
                     provenance: d.provenance.clone(),
+                    reviews: Vec::new(),
                 };
                 put(
                     self.txn,

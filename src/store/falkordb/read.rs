@@ -25,6 +25,7 @@ pub(super) fn episode(row: &Row<'_>) -> Result<MemoryEpisode, StoreError> {
         t_valid: row.time(4)?,
         ingested_at: row.time(5)?,
         provenance: provenance(row, 6)?,
+        versions: Vec::new(),
     })
 }
 
@@ -64,6 +65,7 @@ pub(super) fn fact(row: &Row<'_>) -> Result<FactEdge, StoreError> {
         expired_at: row.opt_time(7)?,
         superseded_by: row.opt_string(8)?,
         provenance: provenance(row, 9)?,
+        versions: Vec::new(),
     })
 }
 
@@ -77,6 +79,7 @@ pub(super) fn lineage(row: &Row<'_>) -> Result<Supersession, StoreError> {
         ingested_at: row.time(6)?,
         expired_at: row.opt_time(7)?,
         provenance: provenance(row, 8)?,
+        reviews: Vec::new(),
     })
 }
 
@@ -651,6 +654,7 @@ fn entity_link(r: &Row<'_>, at: usize) -> Result<EntityLink, StoreError> {
         episode_concluded_at: r.time(at + 6)?,
         episode_ingested_at: r.time(at + 7)?,
         episode_t_valid: r.time(at + 8)?,
+        versions: Vec::new(),
     })
 }
 
