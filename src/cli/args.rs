@@ -112,6 +112,14 @@ pub enum Command {
     Code(CodeArgs),
     /// The SUPERSEDES chain backwards and forwards
     Lineage(LineageArgs),
+    /// Record corrections (NDJSON, one a line: retract or confirm a supersession, correct an
+    /// episode's text or a fact's valid interval) as one atomic batch at the current knowledge time
+    Correct(CorrectArgs),
+    /// Supersessions in knowledge-time order with their evidence side by side and their verdict
+    Review(ReviewArgs),
+    /// What memory learned between two knowledge times: episodes, invalidations, supersessions,
+    /// corrections and verdicts, in knowledge-time order
+    Changes(ChangesArgs),
     /// Counts of episodes, entities, edges by type, invalidations and supersessions
     Stats(JsonFlag),
     /// Verify every index, reference and counter of the store
@@ -429,6 +437,48 @@ pub struct FactsArgs {
     /// Knowledge time K [default: now]
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     pub known_at: Option<Timestamp>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct CorrectArgs {
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Who is correcting: a person reviewing (human), an agent, or an import
+    #[arg(long, value_enum, default_value_t = OriginArg::Human)]
+    pub origin: OriginArg,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum OriginArg {
+    Human,
+    Agent,
+    Import,
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Only supersessions no reviewer has confirmed or retracted
+    #[arg(long)]
+    pub unreviewed: bool,
+    /// Knowledge time K [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub known_at: Option<Timestamp>,
+    #[command(flatten)]
+    pub out: JsonFlag,
+}
+
+#[derive(Debug, Args)]
+pub struct ChangesArgs {
+    /// From this knowledge time (inclusive)
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub since: Timestamp,
+    /// Up to this knowledge time (inclusive) [default: now]
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub until: Option<Timestamp>,
     #[command(flatten)]
     pub out: JsonFlag,
 }

@@ -141,6 +141,7 @@ impl LessonView {
                 superseded_known_at: None,
             };
         }
+        let facts = crate::model::facts_known_at(facts, as_of.known_at);
         let closing = facts
             .iter()
             .filter(|f| {

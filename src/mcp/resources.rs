@@ -64,7 +64,7 @@ pub fn listed(store: &dyn MemoryStore) -> Result<Vec<Resource>, StoreError> {
             continue;
         }
         let name = e.incident_fingerprint.clone();
-        let summary = crate::redact::redact(&e.summary_nl).into_owned();
+        let summary = crate::redact::redact(&e.known_at(Timestamp::MAX).summary_nl).into_owned();
         out.push(resource(
             episode_uri(&e.incident_fingerprint),
             name,
@@ -100,6 +100,7 @@ pub fn read(
                 valid_at: now,
                 known_at: now,
             };
+            let episode = episode.known_at(now);
             let facts = crate::query::facts_as_of(store, fingerprint, as_of)
                 .map(|f| json!(f))
                 .unwrap_or_else(|e| json!({ "error": e.to_string() }));

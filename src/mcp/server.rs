@@ -326,7 +326,10 @@ impl MemoryServer {
         let query = checked!(params.query());
         let store = self.memory.store.clone();
         read("timeline", move || {
-            store.timeline(&query).map(TimelinePage::of)
+            let known_at = query.known_at.unwrap_or(crate::model::Timestamp::MAX);
+            store
+                .timeline(&query)
+                .map(|page| TimelinePage::of(page, known_at))
         })
         .await
     }

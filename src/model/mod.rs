@@ -12,4 +12,4 @@ pub use edge::{FactEdge, Provenance, Relation, Supersession};
 pub use entity::{EntityKey, EntityKeyError, MAX_KEY_BYTES, MemoryEntity};
 pub use episode::MemoryEpisode;
 pub use time::{TimeError, Timestamp};
-pub use version::{EpisodeVersion, FactVersion, Review, Verdict};
+pub use version::{EpisodeVersion, FactVersion, Review, Verdict, facts_known_at};

@@ -92,6 +92,14 @@ impl FactEdge {
     }
 }
 
+/// Each fact as known at `known_at`.
+pub fn facts_known_at(facts: &[FactEdge], known_at: Timestamp) -> Vec<FactEdge> {
+    facts
+        .iter()
+        .map(|f| f.known_at(known_at).into_owned())
+        .collect()
+}
+
 impl MemoryEpisode {
     /// The episode as known at `known_at` (its text as corrected by then); no versions.
     pub fn known_at(&self, known_at: Timestamp) -> MemoryEpisode {

@@ -32,6 +32,7 @@ pub struct FactsReport {
 impl FactView {
     /// The edge as known at `as_of.known_at`: an invalidation recorded later is not shown.
     pub fn of(edge: &FactEdge, as_of: &AsOf) -> Self {
+        let edge = &*edge.known_at(as_of.known_at);
         let end = as_of.known_end(edge.t_invalid, edge.expired_at);
         FactView {
             relation: edge.relation.as_str().to_string(),

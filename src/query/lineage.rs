@@ -3,7 +3,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use serde::Serialize;
 
 use super::QueryError;
-use crate::model::{Supersession, Timestamp};
+use crate::model::{Review, Supersession, Timestamp};
 use crate::store::MemoryStore;
 
 /// One SUPERSEDES edge: `episode` closed `prior`'s fact about the entity.
@@ -19,6 +19,10 @@ pub struct LineageLink {
     pub recorded_at: Timestamp,
     /// Hops from the episode the lineage was asked for.
     pub depth: usize,
+    /// The latest reviewer's verdict known at K (confirmed, or retracted: then the prior's
+    /// facts it closed are valid again); absent while unreviewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<Review>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
@@ -31,7 +35,7 @@ pub struct Lineage {
 }
 
 impl LineageLink {
-    fn of(s: &Supersession, depth: usize) -> Self {
+    fn of(s: &Supersession, depth: usize, known_at: Timestamp) -> Self {
         LineageLink {
             episode: s.episode.clone(),
             prior: s.prior.clone(),
@@ -40,6 +44,7 @@ impl LineageLink {
             closed_at: s.t_valid,
             recorded_at: s.ingested_at,
             depth,
+            review: s.review_at(known_at).cloned(),
         }
     }
 }
@@ -137,7 +142,7 @@ fn walk(
             if links.len() >= limit {
                 return Ok((links, false));
             }
-            links.push(LineageLink::of(s, depth));
+            links.push(LineageLink::of(s, depth, known_at));
             let next = match direction {
                 Direction::Backwards => &s.prior,
                 Direction::Forwards => &s.episode,

@@ -5,6 +5,7 @@ mod code;
 mod facts;
 mod lesson;
 mod lineage;
+mod review;
 mod timeline;
 pub mod views;
 
@@ -12,6 +13,7 @@ pub use code::{CodeQuery, code_units};
 pub use facts::{FactView, FactsReport, facts_as_of};
 pub use lesson::lesson_as_of;
 pub use lineage::{Lineage, LineageLink, NearestLineage, lineage, lineage_within};
+pub use review::{Change, ReviewRow, changes, review};
 pub use timeline::TimelinePage;
 
 use crate::model::Timestamp;
@@ -49,5 +51,5 @@ fn known_episode(
             recorded_at: episode.ingested_at,
         });
     }
-    Ok(episode)
+    Ok(episode.known_at(as_of.known_at))
 }

@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use crate::model::MemoryEpisode;
+use crate::model::{MemoryEpisode, Timestamp};
 
 /// A page of the timeline, as `strata timeline --json` prints it.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
@@ -10,10 +10,11 @@ pub struct TimelinePage {
 }
 
 impl TimelinePage {
-    pub fn of(episodes: Vec<MemoryEpisode>) -> Self {
+    /// The page with each episode's text as known at `known_at`.
+    pub fn of(episodes: Vec<MemoryEpisode>, known_at: Timestamp) -> Self {
         TimelinePage {
             count: episodes.len(),
-            episodes,
+            episodes: episodes.iter().map(|e| e.known_at(known_at)).collect(),
         }
     }
 }

@@ -264,7 +264,12 @@ impl RecallEngine {
         let results = fused
             .into_iter()
             .map(|f| {
-                let episode = episodes.get(&f.fingerprint).and_then(Option::as_ref);
+                // The text as known at K: a correction recorded later is not shown.
+                let known = episodes
+                    .get(&f.fingerprint)
+                    .and_then(Option::as_ref)
+                    .map(|e| e.known_at(request.as_of.known_at));
+                let episode = known.as_ref();
                 RecallResult {
                     summary: match (episode, unreadable.get(&f.fingerprint)) {
                         (_, Some(why)) => format!("(its record cannot be read: {why})"),

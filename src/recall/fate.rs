@@ -131,6 +131,8 @@ pub fn fates(
         .iter()
         .map(|e| e.incident_fingerprint.clone())
         .collect();
+    // Each fact as corrected by K.
+    let facts = &crate::model::facts_known_at(facts, as_of.known_at)[..];
     let mut by_episode: HashMap<&str, Vec<&FactEdge>> = HashMap::new();
     for f in facts {
         by_episode.entry(f.episode.as_str()).or_default().push(f);
@@ -146,7 +148,7 @@ pub fn fates(
     let mut known: HashMap<String, MemoryEpisode> = episodes
         .iter()
         .filter(|e| as_of.knows(e.ingested_at))
-        .map(|e| (e.incident_fingerprint.clone(), (*e).clone()))
+        .map(|e| (e.incident_fingerprint.clone(), e.known_at(as_of.known_at)))
         .collect();
     let mut resolvers: HashMap<String, Vec<String>> = HashMap::new();
     note_resolvers(&mut resolvers, facts, as_of);
@@ -161,10 +163,11 @@ pub fn fates(
         }
         for e in store.episodes(&frontier)? {
             if as_of.knows(e.ingested_at) {
-                known.insert(e.incident_fingerprint.clone(), e);
+                known.insert(e.incident_fingerprint.clone(), e.known_at(as_of.known_at));
             }
         }
-        let step = store.facts_of_episodes(&frontier)?;
+        let step =
+            crate::model::facts_known_at(&store.facts_of_episodes(&frontier)?, as_of.known_at);
         note_resolvers(&mut resolvers, &step, as_of);
         frontier.clear();
         for f in closed(&step, as_of) {

@@ -249,7 +249,7 @@ pub trait MemoryStore: Send + Sync {
         fingerprints: &[String],
         known_at: Option<Timestamp>,
     ) -> Result<Vec<(bool, bool)>, StoreError> {
-        let known = |s: &Supersession| known_at.is_none_or(|k| s.ingested_at <= k);
+        let known = |s: &Supersession| s.stands_at(known_at.unwrap_or(Timestamp::MAX));
         fingerprints
             .iter()
             .map(|fp| {

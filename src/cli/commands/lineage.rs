@@ -38,5 +38,15 @@ fn print_links(links: &[LineageLink]) {
             l.closed_at,
             l.recorded_at
         );
+        if let Some(r) = &l.review {
+            println!(
+                "  {}  {} by {} at {}: {}",
+                "  ".repeat(l.depth.saturating_sub(1)),
+                r.verdict.as_str(),
+                safe(&r.by),
+                r.recorded_at,
+                safe(&r.reason)
+            );
+        }
     }
 }

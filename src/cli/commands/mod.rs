@@ -1,4 +1,6 @@
+pub mod changes;
 pub mod check;
+pub mod correct;
 pub mod code;
 pub mod demo;
 pub mod eval;
@@ -13,6 +15,7 @@ pub mod lineage;
 pub mod mcp;
 pub mod metrics;
 pub mod recall;
+pub mod review;
 pub mod shell;
 pub mod skills;
 pub mod stats;

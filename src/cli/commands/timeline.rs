@@ -16,10 +16,11 @@ pub fn run(ctx: &Context, args: &TimelineArgs) -> Result<ExitCode> {
         offset: args.offset,
         limit: args.limit,
     })?;
+    let page = TimelinePage::of(episodes, args.known_at.unwrap_or(ctx.now));
     if args.out.json {
-        print_json(&TimelinePage::of(episodes))?;
+        print_json(&page)?;
     } else {
-        print_table(&episodes);
+        print_table(&page.episodes);
     }
     Ok(ExitCode::SUCCESS)
 }
