@@ -6,6 +6,7 @@
 //! and works out the versions it writes (the same rules and words on every backend), and a
 //! store's [`crate::store::MemoryStore::correct`] writes the plan atomically.
 
+pub mod check;
 mod parse;
 mod plan;
 

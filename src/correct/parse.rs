@@ -270,10 +270,26 @@ mod tests {
         );
         let e = errors(text);
         assert_eq!(e.len(), 4, "{e:?}");
-        assert!(e[0].starts_with("c.ndjson:2: reason: is missing"), "{}", e[0]);
-        assert!(e[1].starts_with("c.ndjson:4: correct_fact: expected t_valid"), "{}", e[1]);
-        assert!(e[2].starts_with("c.ndjson:5: correct_episode: unknown field `summary`"), "{}", e[2]);
-        assert!(e[3].starts_with("c.ndjson:6: colour: unknown field"), "{}", e[3]);
+        assert!(
+            e[0].starts_with("c.ndjson:2: reason: is missing"),
+            "{}",
+            e[0]
+        );
+        assert!(
+            e[1].starts_with("c.ndjson:4: correct_fact: expected t_valid"),
+            "{}",
+            e[1]
+        );
+        assert!(
+            e[2].starts_with("c.ndjson:5: correct_episode: unknown field `summary`"),
+            "{}",
+            e[2]
+        );
+        assert!(
+            e[3].starts_with("c.ndjson:6: colour: unknown field"),
+            "{}",
+            e[3]
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{
-    Correction, CorrectionBatch, CorrectionItem, CorrectionRecord, CorrectReport, SupersessionRef,
+    CorrectReport, Correction, CorrectionBatch, CorrectionItem, CorrectionRecord, SupersessionRef,
 };
 use crate::model::{
     EntityKey, EpisodeVersion, FactEdge, FactVersion, MemoryEpisode, Relation, Review,
@@ -84,7 +84,9 @@ pub fn plan(
         if let Some(line) = touched.get(&target) {
             return Err(refused(
                 item,
-                format!("{target} is already corrected by {line} of this batch; one correction of a record per batch"),
+                format!(
+                    "{target} is already corrected by {line} of this batch; one correction of a record per batch"
+                ),
             ));
         }
         touched.insert(target.clone(), item.origin.clone());
@@ -107,7 +109,6 @@ pub fn plan(
                         format!("no supersession {s} is in the store: expected one that `strata lineage {}` lists", s.episode),
                     )
                 })?;
-                after(item, &target, stored.latest_known_from(), at)?;
                 if let Some(last) = stored.reviews.last()
                     && last.verdict == verdict
                 {
@@ -122,6 +123,7 @@ pub fn plan(
                         ),
                     ));
                 }
+                after(item, &target, stored.latest_known_from(), at)?;
                 // A retraction reopens the prior's facts this supersession closed; a
                 // confirmation after a retraction closes them again as they were.
                 let reinstating = stored
@@ -129,7 +131,8 @@ pub fn plan(
                     .last()
                     .is_some_and(|r| r.verdict == Verdict::Retracted);
                 for fact in reader.facts(&s.prior)? {
-                    if fact.entity != s.entity() || fact.superseded_by.as_deref() != Some(&s.episode)
+                    if fact.entity != s.entity()
+                        || fact.superseded_by.as_deref() != Some(&s.episode)
                     {
                         continue;
                     }
@@ -176,10 +179,7 @@ pub fn plan(
                 let stored = reader.episode(&e.incident_fingerprint)?.ok_or_else(|| {
                     refused(
                         item,
-                        format!(
-                            "no episode {:?} is in the store",
-                            e.incident_fingerprint
-                        ),
+                        format!("no episode {:?} is in the store", e.incident_fingerprint),
                     )
                 })?;
                 let current = stored.current();
@@ -197,11 +197,15 @@ pub fn plan(
                 {
                     return Err(refused(
                         item,
-                        format!("episode {:?} already says that; nothing to correct", e.incident_fingerprint),
+                        format!(
+                            "episode {:?} already says that; nothing to correct",
+                            e.incident_fingerprint
+                        ),
                     ));
                 }
                 p.report.episodes_corrected += 1;
-                p.episode_versions.push((e.incident_fingerprint.clone(), next));
+                p.episode_versions
+                    .push((e.incident_fingerprint.clone(), next));
             }
             Correction::CorrectFact(f) => {
                 let entity = EntityKey {
@@ -216,19 +220,16 @@ pub fn plan(
                 if let Some(line) = fact_touched.get(&key) {
                     return Err(refused(
                         item,
-                        format!("{target} is already changed by {line} of this batch; one change of a fact per batch"),
+                        format!(
+                            "{target} is already changed by {line} of this batch; one change of a fact per batch"
+                        ),
                     ));
                 }
                 let stored = reader
                     .facts(&f.episode)?
                     .into_iter()
                     .find(|x| x.relation == f.relation && x.entity == entity)
-                    .ok_or_else(|| {
-                        refused(
-                            item,
-                            format!("no fact {target} is in the store"),
-                        )
-                    })?;
+                    .ok_or_else(|| refused(item, format!("no fact {target} is in the store")))?;
                 let current = stored.current();
                 after(item, &target, current.known_from, at)?;
                 let mut next = FactVersion {
@@ -256,7 +257,10 @@ pub fn plan(
                     return Err(StoreError::rejected(
                         &item.origin,
                         "correct_fact.t_invalid",
-                        format!("{end} is not after t_valid {}: expected a valid interval that ends after it begins", next.t_valid),
+                        format!(
+                            "{end} is not after t_valid {}: expected a valid interval that ends after it begins",
+                            next.t_valid
+                        ),
                     ));
                 }
                 if (next.t_valid, next.t_invalid) == (current.t_valid, current.t_invalid) {

@@ -6,7 +6,17 @@ use super::{EntityKey, Timestamp};
 
 /// The fact relations from an episode to an entity.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
 )]
 pub enum Relation {
     #[serde(rename = "MENTIONS")]

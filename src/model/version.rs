@@ -26,9 +26,7 @@ pub struct EpisodeVersion {
 }
 
 /// A reviewer's verdict on a supersession.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, Hash,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Confirmed,

@@ -105,13 +105,20 @@ pub fn review(
         .flatten()
         .collect();
     rows.sort_by(|a, b| {
-        (a.recorded_at, &a.episode, &a.prior, &a.entity_type, &a.entity_ref).cmp(&(
-            b.recorded_at,
-            &b.episode,
-            &b.prior,
-            &b.entity_type,
-            &b.entity_ref,
-        ))
+        (
+            a.recorded_at,
+            &a.episode,
+            &a.prior,
+            &a.entity_type,
+            &a.entity_ref,
+        )
+            .cmp(&(
+                b.recorded_at,
+                &b.episode,
+                &b.prior,
+                &b.entity_type,
+                &b.entity_ref,
+            ))
     });
     Ok(rows)
 }

@@ -107,7 +107,12 @@ fn rows(
     Ok(episodes
         .into_iter()
         .zip(marks)
-        .map(|(e, (supersedes, superseded))| (e.known_at(known_at.unwrap_or(Timestamp::MAX)), (supersedes, superseded)))
+        .map(|(e, (supersedes, superseded))| {
+            (
+                e.known_at(known_at.unwrap_or(Timestamp::MAX)),
+                (supersedes, superseded),
+            )
+        })
         .map(|(e, (supersedes, superseded))| TimelineRow {
             summary: e.summary_nl.lines().next().unwrap_or_default().to_string(),
             fingerprint: e.incident_fingerprint,

@@ -257,7 +257,7 @@ pub fn fates(
             (
                 fp.to_string(),
                 Fate {
-                    resolution: e.resolution_nl.clone(),
+                    resolution: e.known_at(as_of.known_at).resolution_nl,
                     resolved_by,
                     superseded_by,
                     current_successor,

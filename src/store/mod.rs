@@ -43,8 +43,16 @@ pub struct EntityLink {
 
 impl EntityLink {
     /// The fact's (t_valid, t_invalid, expired_at) as known at `known_at`.
-    pub fn times_at(&self, known_at: Timestamp) -> (Timestamp, Option<Timestamp>, Option<Timestamp>) {
-        match self.versions.iter().rev().find(|v| v.known_from <= known_at) {
+    pub fn times_at(
+        &self,
+        known_at: Timestamp,
+    ) -> (Timestamp, Option<Timestamp>, Option<Timestamp>) {
+        match self
+            .versions
+            .iter()
+            .rev()
+            .find(|v| v.known_from <= known_at)
+        {
             Some(v) => (v.t_valid, v.t_invalid, v.expired_at),
             None => (self.t_valid, self.t_invalid, self.expired_at),
         }

@@ -1,7 +1,7 @@
 pub mod changes;
 pub mod check;
-pub mod correct;
 pub mod code;
+pub mod correct;
 pub mod demo;
 pub mod eval;
 pub mod facts;

@@ -643,12 +643,10 @@ fn link_of(episode: &MemoryEpisode, fact: &FactEdge) -> EntityLink {
 
 /// A link to an episode known at K, begun by V, whose fact is valid at (V, K).
 fn link_valid(l: &EntityLink, as_of: &AsOf) -> bool {
-    as_of.knows(l.episode_ingested_at)
-        && l.episode_t_valid <= as_of.valid_at
-        && {
-            let (t_valid, t_invalid, expired_at) = l.times_at(as_of.known_at);
-            as_of.state(t_valid, t_invalid, l.ingested_at, expired_at) == FactState::Valid
-        }
+    as_of.knows(l.episode_ingested_at) && l.episode_t_valid <= as_of.valid_at && {
+        let (t_valid, t_invalid, expired_at) = l.times_at(as_of.known_at);
+        as_of.state(t_valid, t_invalid, l.ingested_at, expired_at) == FactState::Valid
+    }
 }
 
 impl GraphLeg {

@@ -229,6 +229,9 @@ impl EmbeddedStore {
             ));
         }
         self.check_generation(&txn, &mut p);
+        if let Some(problems) = p.keep(self.check_versions(&txn)) {
+            p.0.extend(problems);
+        }
         report.problems = p.0;
         Ok(report)
     }

@@ -13,7 +13,9 @@ use super::read::decode;
 use super::table::Table;
 use super::tables::{self, Tables};
 use super::{EmbeddedStore, keys, records};
-use crate::correct::{CorrectionBatch, CorrectionReader, CorrectionRecord, CorrectReport, SupersessionRef};
+use crate::correct::{
+    CorrectReport, CorrectionBatch, CorrectionReader, CorrectionRecord, SupersessionRef,
+};
 use crate::model::{EntityKey, FactEdge, FactVersion, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{EntityLink, StoreError};
 
@@ -38,12 +40,19 @@ fn key(kind: &[u8], record: &[u8], known_from: Timestamp) -> Vec<u8> {
 }
 
 /// Every (key, value) of the versions whose key starts with `lo`, in order.
-fn scan<'t>(t: &Tables, txn: &'t RoTxn, lo: Vec<u8>) -> Result<Vec<(&'t [u8], &'t [u8])>, StoreError> {
+fn scan<'t>(
+    t: &Tables,
+    txn: &'t RoTxn,
+    lo: Vec<u8>,
+) -> Result<Vec<(&'t [u8], &'t [u8])>, StoreError> {
     let mut hi = lo.clone();
     if let Some(last) = hi.last_mut() {
         *last += 1;
     }
-    let range = (Bound::Included(lo.as_slice()), Bound::Excluded(hi.as_slice()));
+    let range = (
+        Bound::Included(lo.as_slice()),
+        Bound::Excluded(hi.as_slice()),
+    );
     let mut out = Vec::new();
     for row in t.versions.range(txn, &range)? {
         out.push(row?);
@@ -80,7 +89,11 @@ pub(super) fn attach_episode(
 }
 
 /// Attaches versions to facts of any episodes.
-pub(super) fn attach_facts(t: &Tables, txn: &RoTxn, facts: &mut [FactEdge]) -> Result<(), StoreError> {
+pub(super) fn attach_facts(
+    t: &Tables,
+    txn: &RoTxn,
+    facts: &mut [FactEdge],
+) -> Result<(), StoreError> {
     if !any(t, txn)? {
         return Ok(());
     }
@@ -151,7 +164,10 @@ impl CorrectionReader for InTxn<'_, '_> {
 
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
         let (lo, hi) = keys::prefix_range(fingerprint);
-        let range = (Bound::Included(lo.as_slice()), Bound::Excluded(hi.as_slice()));
+        let range = (
+            Bound::Included(lo.as_slice()),
+            Bound::Excluded(hi.as_slice()),
+        );
         let mut out = Vec::new();
         for row in self.t.facts.range(self.txn, &range)? {
             let (k, v) = row?;
@@ -185,7 +201,10 @@ fn put_json<T: serde::Serialize>(
 }
 
 impl EmbeddedStore {
-    pub(crate) fn correct_batch(&self, batch: &CorrectionBatch) -> Result<CorrectReport, StoreError> {
+    pub(crate) fn correct_batch(
+        &self,
+        batch: &CorrectionBatch,
+    ) -> Result<CorrectReport, StoreError> {
         self.write("record corrections", |txn, t| {
             let high = match tables::meta_get(t, txn, tables::KNOWLEDGE_HIGH_WATER)? {
                 Some(v) => Some(Timestamp::from_millis(v.parse().map_err(|_| {
@@ -199,7 +218,12 @@ impl EmbeddedStore {
             let at = batch.at.resolve(Timestamp::now());
             let plan = crate::correct::plan(&InTxn { t, txn }, batch, at, high)?;
             for (fp, v) in &plan.episode_versions {
-                put_json(txn, &t.versions, &key(EPISODE, fp.as_bytes(), v.known_from), v)?;
+                put_json(
+                    txn,
+                    &t.versions,
+                    &key(EPISODE, fp.as_bytes(), v.known_from),
+                    v,
+                )?;
             }
             for (f, v) in &plan.fact_versions {
                 let fkey = keys::fact(&f.episode, f.relation, &f.entity);
@@ -207,7 +231,12 @@ impl EmbeddedStore {
             }
             for (s, review) in &plan.reviews {
                 let skey = keys::supersession(&s.episode, &s.prior, &s.entity());
-                put_json(txn, &t.versions, &key(SUPERSESSION, &skey, review.recorded_at), review)?;
+                put_json(
+                    txn,
+                    &t.versions,
+                    &key(SUPERSESSION, &skey, review.recorded_at),
+                    review,
+                )?;
             }
             let mut sequence = t.corrections.len(txn)?;
             for record in &plan.records {
@@ -219,7 +248,12 @@ impl EmbeddedStore {
                 put_json(txn, &t.corrections, &keys::sequence(sequence), &record)?;
             }
             if high.is_none_or(|h| at > h) {
-                tables::meta_put(t, txn, tables::KNOWLEDGE_HIGH_WATER, &at.millis().to_string())?;
+                tables::meta_put(
+                    t,
+                    txn,
+                    tables::KNOWLEDGE_HIGH_WATER,
+                    &at.millis().to_string(),
+                )?;
             }
             let changed = plan.report.corrections > 0;
             Ok((plan.report, changed))
@@ -237,22 +271,82 @@ impl EmbeddedStore {
     }
 }
 
-/// For `check`: every versioned record's versions, by kind and record key, in key order.
-pub(super) fn all_versions(
-    t: &Tables,
-    txn: &RoTxn,
-) -> Result<Vec<(String, String, Timestamp)>, StoreError> {
-    let mut out = Vec::new();
-    for row in t.versions.iter(txn)? {
-        let (k, _) = row?;
-        let kind = k.first().map(|b| (*b as char).to_string()).unwrap_or_default();
-        let record = keys::display(k.get(2..k.len().saturating_sub(9)).unwrap_or_default());
-        let ms = k
-            .get(k.len().saturating_sub(8)..)
-            .and_then(|b| <[u8; 8]>::try_from(b).ok())
-            .map(|b| (u64::from_be_bytes(b) ^ (1 << 63)) as i64)
-            .unwrap_or(i64::MIN);
-        out.push((kind, record, Timestamp::from_millis(ms)));
+impl EmbeddedStore {
+    /// The versions' intervals and the corrections log, checked (see [`crate::correct::check`]).
+    pub(super) fn check_versions(&self, txn: &RoTxn) -> Result<Vec<String>, StoreError> {
+        use crate::correct::check::VersionedRecord;
+        let t = &self.tables;
+        let mut records: Vec<VersionedRecord> = Vec::new();
+        let mut current: Option<(Vec<u8>, VersionedRecord)> = None;
+        for row in t.versions.iter(txn)? {
+            let (k, v) = row?;
+            let (Some(kind), Some(record), Some(time)) = (
+                k.first(),
+                k.get(2..k.len().saturating_sub(9)),
+                k.get(k.len().saturating_sub(8)..)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok()),
+            ) else {
+                return Err(t.versions.corrupt(k, "malformed key"));
+            };
+            let start = Timestamp::from_millis((u64::from_be_bytes(time) ^ (1 << 63)) as i64);
+            let head = k[..k.len() - 8].to_vec();
+            if current.as_ref().is_none_or(|(h, _)| *h != head) {
+                records.extend(current.take().map(|(_, r)| r));
+                let (what, first_known) = match *kind {
+                    b'e' => (
+                        format!("episode {:?}", keys::display(record)),
+                        t.times_of_episode(txn, record)?
+                            .map(|[_, ingested, _]| ingested),
+                    ),
+                    b'f' => (
+                        format!("fact {}", keys::display(record)),
+                        t.facts
+                            .get(txn, record)?
+                            .map(|bytes| records::fact(record, bytes))
+                            .transpose()?
+                            .map(|f| f.ingested_at),
+                    ),
+                    _ => (
+                        format!("supersession {}", keys::display(record)),
+                        t.supersedes
+                            .get(txn, record)?
+                            .map(|bytes| records::supersession(record, bytes))
+                            .transpose()?
+                            .map(|s| s.ingested_at),
+                    ),
+                };
+                current = Some((
+                    head,
+                    VersionedRecord {
+                        what,
+                        first_known,
+                        starts: Vec::new(),
+                        intervals: Vec::new(),
+                    },
+                ));
+            }
+            if let Some((_, r)) = &mut current {
+                r.starts.push(start);
+                if *kind == b'f' {
+                    let version: FactVersion = decode("versions", k, v)?;
+                    if version.known_from != start {
+                        return Err(t
+                            .versions
+                            .corrupt(k, "its key and its version disagree on when it begins"));
+                    }
+                    r.intervals.push((version.t_valid, version.t_invalid));
+                }
+            }
+        }
+        records.extend(current.map(|(_, r)| r));
+        let high = tables::meta_get(t, txn, tables::KNOWLEDGE_HIGH_WATER)?
+            .and_then(|v| v.parse().ok())
+            .map(Timestamp::from_millis);
+        let mut log = Vec::new();
+        for row in t.corrections.iter(txn)? {
+            let (k, v) = row?;
+            log.push(decode("corrections", k, v)?);
+        }
+        Ok(crate::correct::check::check_versions(&records, &log, high))
     }
-    Ok(out)
 }
