@@ -511,11 +511,8 @@ fn strata_correct_locates_errors_and_records_a_batch() {
 }
 
 /// Two reviewers retract the same supersession at once, from two processes: exactly one
-/// wins; the other is told who got there first.
-#[test]
-fn two_reviewers_at_once_exactly_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path();
+/// wins; the other is told who got there first. `store`: extra arguments naming the store.
+fn two_reviewers_race(data: &std::path::Path, store: &[&str]) {
     let records = data.join("r.ndjson");
     std::fs::write(
         &records,
@@ -525,20 +522,21 @@ fn two_reviewers_at_once_exactly_one_wins() {
         ]),
     )
     .unwrap();
-    assert!(
-        strata(
-            data,
-            &[
-                "--now",
-                "2026-01-20T00:00:00Z",
-                "ingest",
-                "--no-index",
-                records.to_str().unwrap()
-            ]
-        )
-        .status
-        .success()
-    );
+    let args = |rest: &[&str]| -> Vec<String> {
+        store.iter().chain(rest).map(|s| s.to_string()).collect()
+    };
+    let run = |rest: &[&str]| {
+        let a = args(rest);
+        strata(data, &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let o = run(&[
+        "--now",
+        "2026-01-20T00:00:00Z",
+        "ingest",
+        "--no-index",
+        records.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let line = |by: &str| {
         format!(
             r#"{{"retract_supersession": {{"episode": "CR-2", "prior": "CR-1", "entity_type": "change", "entity_ref": "cfg-CR-1"}}, "reason": "wrong", "by": "{by}"}}"#
@@ -548,17 +546,13 @@ fn two_reviewers_at_once_exactly_one_wins() {
         std::fs::write(data.join(format!("{by}.ndjson")), line(by)).unwrap();
     }
     let spawn = |by: &str| {
-        strata_command(
-            data,
-            &[
-                "correct",
-                data.join(format!("{by}.ndjson")).to_str().unwrap(),
-            ],
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
+        let file = data.join(format!("{by}.ndjson"));
+        let a = args(&["correct", file.to_str().unwrap()]);
+        strata_command(data, &a.iter().map(String::as_str).collect::<Vec<_>>())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
     };
     let (a, b) = (spawn("ana"), spawn("ben"));
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
@@ -576,9 +570,35 @@ fn two_reviewers_at_once_exactly_one_wins() {
         "{loser} was not told who won: {}",
         stderr(&lost)
     );
-    let o = strata(data, &["review", "--json"]);
+    let o = run(&["review", "--json"]);
     let rows: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(rows[0]["review"]["by"], winner);
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn two_reviewers_at_once_exactly_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    two_reviewers_race(dir.path(), &[]);
+}
+
+#[test]
+fn two_reviewers_at_once_exactly_one_wins_on_falkordb() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = common::falkordb::graph_url("race").to_string();
+    two_reviewers_race(dir.path(), &["--store", &url]);
+}
+
+#[test]
+fn earlier_answers_never_change_on_falkordb() {
+    let corrected = common::falkordb::store("corrected");
+    let plain = common::falkordb::store("plain");
+    earlier_answers_never_change(&corrected, &plain);
+}
+
+#[test]
+fn refusals_on_falkordb() {
+    refusals_name_what_they_refuse(&common::falkordb::store("refusals"));
 }
 
 #[test]

@@ -55,7 +55,7 @@ pub const LIST_INDEXES: &str = "CALL db.indexes() YIELD label, properties, types
      UNWIND properties AS p UNWIND types[p] AS t RETURN label, p, t";
 
 /// The range indexes the queries rely on: (label or relationship type, properties, statement).
-pub const INDEXES: [(&str, &[&str], &str); 7] = [
+pub const INDEXES: [(&str, &[&str], &str); 9] = [
     (
         "MemoryEpisode",
         &["incident_fingerprint", "concluded_at", "ingested_at"],
@@ -86,6 +86,16 @@ pub const INDEXES: [(&str, &[&str], &str); 7] = [
         "MemoryEpisode",
         &["ingest_seq"],
         "CREATE INDEX FOR (e:MemoryEpisode) ON (e.ingest_seq)",
+    ),
+    (
+        "MemoryVersion",
+        &["record"],
+        "CREATE INDEX FOR (v:MemoryVersion) ON (v.record)",
+    ),
+    (
+        "MemoryCorrection",
+        &["sequence"],
+        "CREATE INDEX FOR (c:MemoryCorrection) ON (c.sequence)",
     ),
 ];
 
@@ -214,7 +224,8 @@ pub const STATS: [&str; 7] = [
 
 /// The latest knowledge time recorded: nothing may be written before it.
 pub const HIGH_WATER: &str = "OPTIONAL MATCH (e:MemoryEpisode) WITH max(e.ingested_at) AS episodes \
-     OPTIONAL MATCH (k:Skill) RETURN episodes, max(k.recorded_at)";
+     OPTIONAL MATCH (k:Skill) WITH episodes, max(k.recorded_at) AS skills \
+     OPTIONAL MATCH (c:MemoryCorrection) RETURN episodes, skills, max(c.recorded_at)";
 
 pub const LATEST_SKILLS: &str = "UNWIND $keys AS name MATCH (k:Skill {name: name}) \
      WITH name, max(k.version) AS v MATCH (k:Skill {name: name, version: v}) RETURN k.body";
@@ -276,7 +287,26 @@ FOREACH (x IN $skills | MERGE (k:Skill {name: x.name, version: x.version}) \
   ON CREATE SET k.recorded_at = x.at, k.body = x.body) \
 FOREACH (x IN $code_units | MERGE (u:CodeUnit {embedding_ref: x.ref}) \
   ON CREATE SET u.repo = x.repo, u.path = x.path, u.service = x.service) \
+FOREACH (x IN $versions | MERGE (v:MemoryVersion {record: x.record, known_from: x.at}) \
+  ON CREATE SET v.kind = x.kind, v.body = x.body) \
+FOREACH (x IN $corrections | MERGE (c:MemoryCorrection {sequence: x.seq}) \
+  ON CREATE SET c.recorded_at = x.at, c.body = x.body) \
 RETURN meta.generation";
+
+/// Every version of these records (see [`super::versions`]), each record's oldest first.
+pub const VERSIONS_OF: &str = "UNWIND $keys AS r MATCH (v:MemoryVersion {record: r}) \
+     RETURN v.record, v.body ORDER BY v.record, v.known_from";
+
+/// One version of this kind, if there is any.
+pub const ANY_VERSION: &str =
+    "MATCH (v:MemoryVersion) WHERE v.kind = $kind RETURN v.record LIMIT 1";
+
+pub const ALL_VERSIONS: &str = "MATCH (v:MemoryVersion) \
+     RETURN v.kind, v.record, v.known_from, v.body ORDER BY v.record, v.known_from";
+
+pub const CORRECTION_COUNT: &str = "MATCH (c:MemoryCorrection) RETURN count(c)";
+
+pub const CORRECTIONS: &str = "MATCH (c:MemoryCorrection) RETURN c.body ORDER BY c.sequence";
 
 /// Integrity: fact intervals that end before they begin or close without a record of when.
 pub const CHECK_FACTS: &str = "MATCH (e:MemoryEpisode)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity) \

@@ -9,6 +9,7 @@ mod params;
 mod read;
 mod rows;
 mod url;
+mod versions;
 mod write;
 
 use std::collections::BTreeSet;

@@ -105,7 +105,7 @@ pub(super) fn fingerprints(fps: impl IntoIterator<Item = String>) -> Param {
     Param::List(fps.into_iter().map(Param::Str).collect())
 }
 
-fn decode_json<T: serde::de::DeserializeOwned>(
+pub(super) fn decode_json<T: serde::de::DeserializeOwned>(
     what: &'static str,
     body: &str,
 ) -> Result<T, StoreError> {
@@ -144,6 +144,7 @@ impl FalkorStore {
     pub(super) fn facts_of(&self, fps: &[String]) -> Result<Vec<FactEdge>, StoreError> {
         let mut facts = self.for_keys(cypher::FACTS_OF_EPISODES, fps, fact)?;
         sort_facts(&mut facts);
+        self.attach_facts(&mut facts)?;
         Ok(facts)
     }
 
@@ -153,6 +154,7 @@ impl FalkorStore {
         out.sort_by(|a, b| {
             (&a.episode, &a.prior, &a.entity).cmp(&(&b.episode, &b.prior, &b.entity))
         });
+        self.attach_reviews(&mut out)?;
         Ok(out)
     }
 
@@ -183,8 +185,50 @@ impl FalkorStore {
             .opt_int(0)?
             .into_iter()
             .chain(row.opt_int(1)?)
+            .chain(row.opt_int(2)?)
             .max()
             .map(Timestamp::from_millis))
+    }
+}
+
+impl FalkorStore {
+    /// A page of the timeline, as written.
+    fn timeline_page(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
+        // A deep page of the whole timeline is read from the oldest end when that is nearer:
+        // the server then sorts and skips the few rows after it, not all before it.
+        if query.entity.is_none() && query.known_at.is_none() && query.offset >= DEEP_PAGE {
+            let total = self.query(cypher::STATS[0], &[])?.count()? as usize;
+            let end = query.offset.saturating_add(query.limit).min(total);
+            if query.offset >= end {
+                return Ok(Vec::new());
+            }
+            if total - end < query.offset {
+                let page = [
+                    ("offset", count(total - end)),
+                    ("limit", count(end - query.offset)),
+                ];
+                let mut episodes = self
+                    .query(cypher::TIMELINE_OLDEST_FIRST, &page)?
+                    .decode(episode)?;
+                episodes.reverse();
+                return Ok(episodes);
+            }
+        }
+        let known = query.known_at.map_or(i64::MAX, Timestamp::millis);
+        let page = [
+            ("K", Param::Int(known)),
+            ("offset", count(query.offset)),
+            ("limit", count(query.limit)),
+        ];
+        let rows = match &query.entity {
+            Some(e) => {
+                let mut params = entity_params(e).to_vec();
+                params.extend(page);
+                self.query(cypher::TIMELINE_OF_ENTITY, &params)?
+            }
+            None => self.query(cypher::TIMELINE, &page)?,
+        };
+        rows.decode(episode)
     }
 }
 
@@ -202,7 +246,9 @@ impl MemoryStore for FalkorStore {
     }
 
     fn episodes(&self, fingerprints: &[String]) -> Result<Vec<MemoryEpisode>, StoreError> {
-        self.for_keys(cypher::EPISODES, fingerprints, episode)
+        let mut episodes = self.for_keys(cypher::EPISODES, fingerprints, episode)?;
+        self.attach_episodes(&mut episodes)?;
+        Ok(episodes)
     }
 
     fn episode_dates(
@@ -240,41 +286,20 @@ impl MemoryStore for FalkorStore {
     }
 
     fn timeline(&self, query: &TimelineQuery) -> Result<Vec<MemoryEpisode>, StoreError> {
-        // A deep page of the whole timeline is read from the oldest end when that is nearer:
-        // the server then sorts and skips the few rows after it, not all before it.
-        if query.entity.is_none() && query.known_at.is_none() && query.offset >= DEEP_PAGE {
-            let total = self.query(cypher::STATS[0], &[])?.count()? as usize;
-            let end = query.offset.saturating_add(query.limit).min(total);
-            if query.offset >= end {
-                return Ok(Vec::new());
-            }
-            if total - end < query.offset {
-                let page = [
-                    ("offset", count(total - end)),
-                    ("limit", count(end - query.offset)),
-                ];
-                let mut episodes = self
-                    .query(cypher::TIMELINE_OLDEST_FIRST, &page)?
-                    .decode(episode)?;
-                episodes.reverse();
-                return Ok(episodes);
-            }
-        }
-        let known = query.known_at.map_or(i64::MAX, Timestamp::millis);
-        let page = [
-            ("K", Param::Int(known)),
-            ("offset", count(query.offset)),
-            ("limit", count(query.limit)),
-        ];
-        let rows = match &query.entity {
-            Some(e) => {
-                let mut params = entity_params(e).to_vec();
-                params.extend(page);
-                self.query(cypher::TIMELINE_OF_ENTITY, &params)?
-            }
-            None => self.query(cypher::TIMELINE, &page)?,
-        };
-        rows.decode(episode)
+        let mut episodes = self.timeline_page(query)?;
+        self.attach_episodes(&mut episodes)?;
+        Ok(episodes)
+    }
+
+    fn correct(
+        &self,
+        batch: &crate::correct::CorrectionBatch,
+    ) -> Result<crate::correct::CorrectReport, StoreError> {
+        self.correct_batch(batch)
+    }
+
+    fn corrections(&self) -> Result<Vec<crate::correct::CorrectionRecord>, StoreError> {
+        self.correction_log()
     }
 
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
@@ -290,6 +315,7 @@ impl MemoryStore for FalkorStore {
             .query(cypher::ENTITY_FACTS, &entity_params(entity))?
             .decode(fact)?;
         sort_facts(&mut facts);
+        self.attach_facts(&mut facts)?;
         Ok(facts)
     }
 
@@ -302,6 +328,20 @@ impl MemoryStore for FalkorStore {
         fps: &[String],
         known_at: Option<Timestamp>,
     ) -> Result<Vec<(bool, bool)>, StoreError> {
+        // Reviews are read with the lineage edges: a retracted supersession marks nothing.
+        if self.any_versions("supersession")? {
+            let k = known_at.unwrap_or(Timestamp::MAX);
+            let stands = |s: &Supersession| s.stands_at(k);
+            return fps
+                .iter()
+                .map(|fp| {
+                    Ok((
+                        self.supersedes(fp)?.iter().any(stands),
+                        self.superseded_by(fp)?.iter().any(stands),
+                    ))
+                })
+                .collect();
+        }
         let marks: HashMap<String, (bool, bool)> = if fps.is_empty() {
             HashMap::new()
         } else {
@@ -327,6 +367,7 @@ impl MemoryStore for FalkorStore {
             .query(cypher::SUPERSEDED_BY, &[("fp", Param::from(fingerprint))])?
             .decode(lineage)?;
         out.sort_by(|a, b| (&a.episode, &a.entity).cmp(&(&b.episode, &b.entity)));
+        self.attach_reviews(&mut out)?;
         Ok(out)
     }
 
@@ -389,7 +430,9 @@ impl MemoryStore for FalkorStore {
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
         let rows = self.query(cypher::ENTITY_LINKS, &entity_params(entity))?;
-        rows.decode(|r| entity_link(r, 0))
+        let mut links = rows.decode(|r| entity_link(r, 0))?;
+        self.attach_links(entity, &mut links)?;
+        Ok(links)
     }
 
     fn entities_touched_by(&self, fingerprints: &[String]) -> Result<Vec<EntityKey>, StoreError> {
@@ -478,7 +521,7 @@ impl MemoryStore for FalkorStore {
 
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         let stats = self.stats()?;
-        let mut problems = Vec::new();
+        let mut problems = self.check_versions()?;
         for r in self.query(cypher::CHECK_EPISODES, &[])?.iter() {
             problems.push(format!(
                 "episode {:?} lacks incident_fingerprint, concluded_at, t_valid or ingested_at",
@@ -584,6 +627,7 @@ impl MemoryStore for FalkorStore {
                 edges.push(s);
             }
         }
+        self.attach_reviews(&mut edges)?;
         Ok(Some(edges))
     }
 
@@ -624,6 +668,9 @@ impl MemoryStore for FalkorStore {
             if let Some(slot) = out.get_mut(i) {
                 slot.push(link);
             }
+        }
+        for (entity, links) in entities.iter().zip(out.iter_mut()) {
+            self.attach_links(entity, links)?;
         }
         Ok(out)
     }

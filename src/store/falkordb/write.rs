@@ -32,6 +32,8 @@ pub(super) struct Plan {
     lineage: Vec<Param>,
     skills: Vec<Param>,
     code_units: Vec<Param>,
+    versions: Vec<Param>,
+    corrections: Vec<Param>,
 }
 
 impl Plan {
@@ -46,6 +48,8 @@ impl Plan {
             &self.lineage,
             &self.skills,
             &self.code_units,
+            &self.versions,
+            &self.corrections,
         ]
         .iter()
         .all(|l| l.is_empty())
@@ -62,7 +66,46 @@ impl Plan {
             ("lineage", Param::List(self.lineage)),
             ("skills", Param::List(self.skills)),
             ("code_units", Param::List(self.code_units)),
+            ("versions", Param::List(self.versions)),
+            ("corrections", Param::List(self.corrections)),
         ]
+    }
+
+    /// A version of a corrected record (see [`super::versions`]).
+    pub(super) fn version(
+        &mut self,
+        record: String,
+        kind: &'static str,
+        known_from: Timestamp,
+        body: &impl serde::Serialize,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(body)
+            .map_err(|e| StoreError::Internal(format!("cannot encode a version: {e}")))?;
+        self.versions.push(Param::Map(vec![
+            ("record", Param::Str(record)),
+            ("kind", Param::from(kind)),
+            ("at", Param::Int(known_from.millis())),
+            ("body", Param::Str(body)),
+        ]));
+        Ok(())
+    }
+
+    /// An entry of the corrections log.
+    pub(super) fn correction(
+        &mut self,
+        record: &crate::correct::CorrectionRecord,
+    ) -> Result<(), StoreError> {
+        let body = serde_json::to_string(record)
+            .map_err(|e| StoreError::Internal(format!("cannot encode a correction: {e}")))?;
+        self.corrections.push(Param::Map(vec![
+            (
+                "seq",
+                Param::Int(i64::try_from(record.sequence).unwrap_or(i64::MAX)),
+            ),
+            ("at", Param::Int(record.recorded_at.millis())),
+            ("body", Param::Str(body)),
+        ]));
+        Ok(())
     }
 
     fn skill(&mut self, skill: &Skill) -> Result<(), StoreError> {
