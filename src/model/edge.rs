@@ -50,7 +50,7 @@ pub struct Provenance {
 }
 
 /// A `MENTIONS` or `RESOLVED_BY` edge with both time axes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct FactEdge {
     pub episode: String,
     pub relation: Relation,
@@ -70,7 +70,7 @@ pub struct FactEdge {
 }
 
 /// A `SUPERSEDES` lineage edge: `episode` replaced `prior`'s fact about `entity`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Supersession {
     pub episode: String,
     pub prior: String,
@@ -84,4 +84,43 @@ pub struct Supersession {
     /// Reviewers' verdicts, in knowledge-time order.
     #[serde(skip)]
     pub reviews: Vec<super::Review>,
+}
+
+/// As derived, with `versions` shown only when there are some.
+impl fmt::Debug for FactEdge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("FactEdge");
+        d.field("episode", &self.episode)
+            .field("relation", &self.relation)
+            .field("entity", &self.entity)
+            .field("t_valid", &self.t_valid)
+            .field("t_invalid", &self.t_invalid)
+            .field("ingested_at", &self.ingested_at)
+            .field("expired_at", &self.expired_at)
+            .field("superseded_by", &self.superseded_by)
+            .field("provenance", &self.provenance);
+        if !self.versions.is_empty() {
+            d.field("versions", &self.versions);
+        }
+        d.finish()
+    }
+}
+
+/// As derived, with `reviews` shown only when there are some.
+impl fmt::Debug for Supersession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Supersession");
+        d.field("episode", &self.episode)
+            .field("prior", &self.prior)
+            .field("entity", &self.entity)
+            .field("t_valid", &self.t_valid)
+            .field("t_invalid", &self.t_invalid)
+            .field("ingested_at", &self.ingested_at)
+            .field("expired_at", &self.expired_at)
+            .field("provenance", &self.provenance);
+        if !self.reviews.is_empty() {
+            d.field("reviews", &self.reviews);
+        }
+        d.finish()
+    }
 }

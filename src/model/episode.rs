@@ -3,7 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::{Provenance, Timestamp};
 
 /// One concluded incident, keyed by `incident_fingerprint`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryEpisode {
     pub incident_fingerprint: String,
     pub summary_nl: String,
@@ -18,4 +18,23 @@ pub struct MemoryEpisode {
     #[serde(skip)]
     #[schemars(skip)]
     pub versions: Vec<super::EpisodeVersion>,
+}
+
+/// As derived, with `versions` shown only when there are some: an uncorrected episode prints
+/// as it always has.
+impl std::fmt::Debug for MemoryEpisode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("MemoryEpisode");
+        d.field("incident_fingerprint", &self.incident_fingerprint)
+            .field("summary_nl", &self.summary_nl)
+            .field("resolution_nl", &self.resolution_nl)
+            .field("concluded_at", &self.concluded_at)
+            .field("t_valid", &self.t_valid)
+            .field("ingested_at", &self.ingested_at)
+            .field("provenance", &self.provenance);
+        if !self.versions.is_empty() {
+            d.field("versions", &self.versions);
+        }
+        d.finish()
+    }
 }

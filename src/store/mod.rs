@@ -26,7 +26,7 @@ pub use write::{
 };
 
 /// A fact edge reduced to what graph traversal needs: whose, and its four times.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct EntityLink {
     pub episode: String,
     pub relation: Relation,
@@ -39,6 +39,26 @@ pub struct EntityLink {
     pub episode_t_valid: Timestamp,
     /// The fact's corrected versions, in knowledge-time order.
     pub versions: Vec<crate::model::FactVersion>,
+}
+
+/// As derived, with `versions` shown only when there are some.
+impl std::fmt::Debug for EntityLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("EntityLink");
+        d.field("episode", &self.episode)
+            .field("relation", &self.relation)
+            .field("t_valid", &self.t_valid)
+            .field("t_invalid", &self.t_invalid)
+            .field("ingested_at", &self.ingested_at)
+            .field("expired_at", &self.expired_at)
+            .field("episode_concluded_at", &self.episode_concluded_at)
+            .field("episode_ingested_at", &self.episode_ingested_at)
+            .field("episode_t_valid", &self.episode_t_valid);
+        if !self.versions.is_empty() {
+            d.field("versions", &self.versions);
+        }
+        d.finish()
+    }
 }
 
 impl EntityLink {
