@@ -610,3 +610,92 @@ fn strata_check_verifies_version_intervals() {
     assert!(report.is_consistent(), "{:?}", report.problems);
     let _ = Timestamp::MAX;
 }
+
+/// The MCP tool `correct_memory` takes the same shapes as `strata correct`: recorded as the
+/// agent's, refused with the words the CLI uses.
+#[test]
+fn an_agent_corrects_over_mcp() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path();
+    let records = data.join("r.ndjson");
+    std::fs::write(
+        &records,
+        ndjson(&[
+            record("CR-1", "2026-01-01T00:00:00Z"),
+            supersede("CR-2", "2026-01-15T00:00:00Z", "CR-1"),
+        ]),
+    )
+    .unwrap();
+    let o = strata(
+        data,
+        &[
+            "--now",
+            "2026-01-20T00:00:00Z",
+            "ingest",
+            "--no-index",
+            records.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut child = strata_command(data, &["--now", "2026-02-01T00:00:00Z", "mcp"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let retract: Value = serde_json::from_str(FIRST.lines().next().unwrap()).unwrap();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "correct_memory", "arguments": retract}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "correct_memory", "arguments": retract}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "correct_memory", "arguments": {"correct_episode": {"incident_fingerprint": "CR-1"}, "reason": "r", "by": "bot"}}}),
+    ];
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = std::collections::BTreeMap::new();
+    for m in &messages {
+        writeln!(stdin, "{m}").unwrap();
+        stdin.flush().unwrap();
+        if m.get("id").is_none() {
+            continue;
+        }
+        let line = lines.next().unwrap().unwrap();
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        answers.insert(reply["id"].as_i64().unwrap(), reply);
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    let first = &answers[&2]["result"];
+    assert_ne!(first["isError"], true, "{first}");
+    assert_eq!(first["structuredContent"]["retracted"], 1, "{first}");
+    let again = answers[&3]["result"].to_string();
+    assert!(
+        again.contains("was already retracted by ana at 2026-02-01T00:00:00Z"),
+        "{again}"
+    );
+    let shapeless = answers[&4]["result"].to_string();
+    assert!(
+        shapeless.contains("expected summary_nl, resolution_nl or both"),
+        "{shapeless}"
+    );
+    let o = strata(
+        data,
+        &[
+            "--now",
+            "2026-02-02T00:00:00Z",
+            "changes",
+            "--since",
+            "2026-02-01T00:00:00Z",
+            "--json",
+        ],
+    );
+    let changes: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(changes[0]["origin"], "agent", "{changes}");
+}

@@ -28,7 +28,7 @@ use crate::learning::skill::listed;
 use crate::model::Timestamp;
 use crate::query::{FactsReport, Lineage, TimelinePage};
 use crate::recall::{RecallRequest, RecallResponse};
-use crate::store::{ApplyReport, KnowledgeTime, MemoryStore};
+use crate::store::{ApplyReport, KnowledgeTime, MemoryStore, StoreError};
 
 /// What time a call is answered at, and what knowledge time a write records.
 #[derive(Clone, Copy, Debug)]
@@ -243,6 +243,62 @@ impl MemoryServer {
         }
     }
 
+    /// Correct memory, as a reviewer would: one of `retract_supersession` or
+    /// `confirm_supersession` ({episode, prior, entity_type, entity_ref}), `correct_episode`
+    /// ({incident_fingerprint, summary_nl?, resolution_nl?}) or `correct_fact` ({episode,
+    /// relation, entity_type, entity_ref, t_valid?, t_invalid?}), with `reason` and `by`.
+    /// Recorded as new knowledge at the current knowledge time: every answer as of an earlier
+    /// K stays what it was. A refusal (no such supersession, already retracted and by whom)
+    /// names it, and nothing is written.
+    #[tool(
+        output_schema = schema_for_output::<crate::correct::CorrectReport>(),
+        input_schema = schema_for_type::<crate::correct::CorrectionLine>(),
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn correct_memory(
+        &self,
+        Parameters(correction): Parameters<JsonObject>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let at = self.memory.clock.knowledge_time();
+        let line = match crate::correct::parse_line("correct_memory", Value::Object(correction)) {
+            Ok(line) => line,
+            Err(e) => {
+                return Ok(refusal(
+                    &format!("{e}\nrejected; nothing was written"),
+                    json!([{ "field": e.field, "message": e.message }]),
+                ));
+            }
+        };
+        let memory = self.memory.clone();
+        let written = blocking(move || {
+            memory.store.correct(&crate::correct::CorrectionBatch {
+                items: vec![crate::correct::CorrectionItem {
+                    origin: "correct_memory".into(),
+                    line,
+                }],
+                at,
+                origin: crate::correct::WriteOrigin::Agent,
+            })
+        })
+        .await?;
+        match written {
+            Ok(report) => {
+                tracing::info!(corrections = report.corrections, "correct_memory");
+                answer(&report)
+            }
+            Err(StoreError::Rejected { field, message, .. }) => Ok(refusal(
+                &format!("correct_memory: {field}: {message}\nrejected; nothing was written"),
+                json!([{ "field": field, "message": message }]),
+            )),
+            Err(other) => Ok(failed("nothing was written", other)),
+        }
+    }
+
     /// The episode's facts (MENTIONS, RESOLVED_BY) true at valid time V as known at
     /// knowledge time K, each with its interval, state and what superseded it.
     #[tool(
@@ -379,7 +435,8 @@ impl ServerHandler for MemoryServer {
         .with_instructions(
             "Strata: the bi-temporal memory of an incident-response agent. `recall` finds past \
              incidents like the current one (no LLM on the path); `record_incident` records a \
-             concluded one; `facts`, `lineage`, `lesson`, `skills`, `timeline` and `code` read \
+             concluded one; `correct_memory` records a reviewer's correction as new knowledge; `facts`, \
+             `lineage`, `lesson`, `skills`, `timeline` and `code` read \
              memory as of a valid time and a knowledge time. Nothing is ever deleted.",
         )
     }
