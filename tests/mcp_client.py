@@ -66,7 +66,10 @@ async def scenario(client):
         "skills",
         "timeline",
         "code",
+        "correct_memory",
     }, sorted(tools)
+    assert {"reason", "by"} <= set(tools["correct_memory"].input_schema["properties"])
+    assert tools["correct_memory"].annotations.destructive_hint is False
     recall_props = set(tools["recall"].input_schema["properties"])
     assert recall_props == {"query", "entities", "k", "valid_at", "known_at", "legs", "fusion", "stale"}, recall_props
     assert tools["recall"].input_schema["required"] == ["query"]
