@@ -699,3 +699,51 @@ fn an_agent_corrects_over_mcp() {
     let changes: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(changes[0]["origin"], "agent", "{changes}");
 }
+
+/// A graph leg that stays open (the explorer's, the MCP server's) walks a retracted
+/// supersession's facts as valid from the retraction on, and as closed before it.
+fn a_live_graph_leg_follows_corrections(store: std::sync::Arc<dyn MemoryStore>) {
+    use strata::recall::legs::GraphLeg;
+    use strata::recall::{LegQuery, RecallLeg};
+    seed(store.as_ref());
+    let leg = GraphLeg::new(store.clone());
+    let search = |k: &str| {
+        leg.search(&LegQuery {
+            text: String::new(),
+            entities: vec!["change:cfg-CR-1".parse().unwrap()],
+            as_of: AsOf {
+                valid_at: ts("2026-02-05T00:00:00Z"),
+                known_at: ts(k),
+            },
+            limit: 10,
+            deadline: None,
+        })
+        .unwrap()
+        .fingerprints
+    };
+    assert!(search("2026-02-05T00:00:00Z").is_empty(), "closed by CR-2");
+    correct_at(store.as_ref(), FIRST, "2026-02-01T00:00:00Z").unwrap();
+    // What the engine does before each recall: bring the leg up to the store.
+    leg.catch_up().unwrap();
+    let found = search("2026-02-05T00:00:00Z");
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("CR-1"),
+        "valid again from K2: {found:?}"
+    );
+    assert!(
+        search("2026-01-31T00:00:00Z").is_empty(),
+        "as it was before K2"
+    );
+}
+
+#[test]
+fn a_live_graph_leg_follows_corrections_on_the_embedded_store() {
+    let (_d, store) = temp_store();
+    a_live_graph_leg_follows_corrections(std::sync::Arc::new(store));
+}
+
+#[test]
+fn a_live_graph_leg_follows_corrections_on_falkordb() {
+    a_live_graph_leg_follows_corrections(std::sync::Arc::new(common::falkordb::store("live_leg")));
+}

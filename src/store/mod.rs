@@ -365,6 +365,12 @@ pub trait MemoryStore: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// How many corrections are recorded (what [`Self::corrections`] lists, counted cheaply):
+    /// what a cache of fact links compares to learn that versions changed under it.
+    fn correction_count(&self) -> Result<u64, StoreError> {
+        Ok(self.corrections()?.len() as u64)
+    }
+
     /// Every lineage edge reachable from `fingerprint` through edges recorded by `known_at`:
     /// backwards, the priors it superseded and theirs; forwards, what superseded it and so on.
     /// `None`: callers walk [`Self::supersedes`] / [`Self::superseded_by`] edge by edge.

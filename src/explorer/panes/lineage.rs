@@ -162,8 +162,13 @@ fn render(pane: &LineagePane, frame: &mut Frame, app: &App, rect: Rect) {
         let l = row.link;
         let indent = "  ".repeat(l.depth.saturating_sub(1));
         let arrow = if row.later { "▲" } else { "▼" };
+        let verdict = l
+            .review
+            .as_ref()
+            .map(|r| format!(" · {} by {}", r.verdict.as_str(), r.by))
+            .unwrap_or_default();
         let text = format!(
-            "{indent}{arrow} {} closed {}:{} valid {} known {}",
+            "{indent}{arrow} {} closed {}:{} valid {} known {}{verdict}",
             row.target(),
             l.entity_type,
             l.entity_ref,

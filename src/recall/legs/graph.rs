@@ -55,6 +55,9 @@ struct LinkCache {
     /// Moves on every invalidation: links read before it moved may predate the write and
     /// are not kept.
     epoch: u64,
+    /// The store's corrections when the links were read: a correction changes the versions
+    /// links carry, so a new one drops them all.
+    corrections: u64,
 }
 
 /// One entity's links, and the episodes they come from.
@@ -200,6 +203,17 @@ impl GraphLeg {
             return Ok(d);
         }
         let _one_at_a_time = self.syncing.lock();
+        let corrections = self
+            .store
+            .correction_count()
+            .map_err(LegError::from_display)?;
+        if let Ok(mut c) = self.links.write()
+            && c.corrections != corrections
+        {
+            c.epoch += 1;
+            c.by_entity.clear();
+            c.corrections = corrections;
+        }
         let (sequence, dictionary, known) = match self.view.read() {
             Ok(v) => match current(&v) {
                 Some(d) => return Ok(d),

@@ -483,6 +483,10 @@ impl MemoryStore for EmbeddedStore {
         self.correction_log()
     }
 
+    fn correction_count(&self) -> Result<u64, StoreError> {
+        self.tables.corrections.len(&*self.read()?)
+    }
+
     fn check(&self) -> Result<IntegrityReport, StoreError> {
         self.check_integrity()
     }

@@ -302,6 +302,10 @@ impl MemoryStore for FalkorStore {
         self.correction_log()
     }
 
+    fn correction_count(&self) -> Result<u64, StoreError> {
+        self.corrections_recorded()
+    }
+
     fn facts(&self, fingerprint: &str) -> Result<Vec<FactEdge>, StoreError> {
         self.facts_of(&[fingerprint.to_string()])
     }

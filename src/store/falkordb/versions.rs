@@ -142,7 +142,7 @@ impl FalkorStore {
                     review,
                 )?;
             }
-            let mut sequence = self.correction_count()?;
+            let mut sequence = self.corrections_recorded()?;
             for record in &planned.records {
                 sequence += 1;
                 plan.correction(&CorrectionRecord {
@@ -154,7 +154,7 @@ impl FalkorStore {
         })
     }
 
-    fn correction_count(&self) -> Result<u64, StoreError> {
+    pub(super) fn corrections_recorded(&self) -> Result<u64, StoreError> {
         Ok(u64::try_from(self.query(cypher::CORRECTION_COUNT, &[])?.count()?).unwrap_or(0))
     }
 
