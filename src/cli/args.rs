@@ -514,6 +514,10 @@ pub enum BenchCommand {
         /// Legs to run, comma-separated (one leg alone shows its cost without the others')
         #[arg(long, default_value = "semantic,bm25,graph")]
         legs: LegSet,
+        /// Then correct this percentage of the episodes (text and a fact's interval) and
+        /// time the same recalls again
+        #[arg(long, value_name = "PERCENT")]
+        corrected: Option<u32>,
         #[arg(long)]
         dir: Option<PathBuf>,
     },

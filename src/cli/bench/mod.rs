@@ -40,8 +40,9 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             episodes,
             queries,
             legs,
+            corrected,
             dir,
-        } => recall::run(ctx, episodes, *queries, *legs, dir.as_deref()),
+        } => recall::run(ctx, episodes, *queries, *legs, *corrected, dir.as_deref()),
         BenchCommand::Explorer {
             episodes,
             frames,
