@@ -78,7 +78,7 @@ pub fn review(
     })?;
     let mut rows: Vec<ReviewRow> = lineage
         .into_iter()
-        .map(|(s, provenance)| {
+        .filter_map(|(s, provenance)| {
             let review = s.review_at(known_at).cloned();
             if unreviewed && review.is_some() {
                 return None;
@@ -102,7 +102,6 @@ pub fn review(
                 confidence_score: provenance.confidence_score,
             })
         })
-        .flatten()
         .collect();
     rows.sort_by(|a, b| {
         (

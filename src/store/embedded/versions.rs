@@ -39,12 +39,11 @@ fn key(kind: &[u8], record: &[u8], known_from: Timestamp) -> Vec<u8> {
     key
 }
 
+/// A row of a table: its key and value.
+type Row<'t> = (&'t [u8], &'t [u8]);
+
 /// Every (key, value) of the versions whose key starts with `lo`, in order.
-fn scan<'t>(
-    t: &Tables,
-    txn: &'t RoTxn,
-    lo: Vec<u8>,
-) -> Result<Vec<(&'t [u8], &'t [u8])>, StoreError> {
+fn scan<'t>(t: &Tables, txn: &'t RoTxn, lo: Vec<u8>) -> Result<Vec<Row<'t>>, StoreError> {
     let mut hi = lo.clone();
     if let Some(last) = hi.last_mut() {
         *last += 1;

@@ -142,9 +142,8 @@ impl FalkorStore {
                     review,
                 )?;
             }
-            let mut sequence = self.corrections_recorded()?;
-            for record in &planned.records {
-                sequence += 1;
+            let recorded = self.corrections_recorded()?;
+            for (sequence, record) in (recorded + 1..).zip(&planned.records) {
                 plan.correction(&CorrectionRecord {
                     sequence,
                     ..record.clone()
@@ -155,7 +154,7 @@ impl FalkorStore {
     }
 
     pub(super) fn corrections_recorded(&self) -> Result<u64, StoreError> {
-        Ok(u64::try_from(self.query(cypher::CORRECTION_COUNT, &[])?.count()?).unwrap_or(0))
+        self.query(cypher::CORRECTION_COUNT, &[])?.count()
     }
 
     pub(super) fn correction_log(&self) -> Result<Vec<CorrectionRecord>, StoreError> {
