@@ -418,7 +418,7 @@ mod tests {
 
     /// Every label and relationship type a template spells is one of the model's, or one of
     /// the nodes Strata keeps about the graph itself: the store's meta node, the vector
-    /// index's, and the markers of chunked ingests.
+    /// index's, the markers of chunked ingests, and the versions and log of corrections.
     #[test]
     fn labels_and_types_come_from_the_model() {
         let allowed = [
@@ -432,6 +432,8 @@ mod tests {
             "StrataVectorIndex",
             "StrataMeta",
             "StrataIngest",
+            "MemoryVersion",
+            "MemoryCorrection",
         ];
         let text = templates();
         let mut seen = 0;
