@@ -600,3 +600,206 @@ fn an_online_backup_holds_whole_batches_and_opens_and_checks() {
     let o = strata(&data, &["backup", to.to_str().unwrap()]);
     assert!(!o.status.success());
 }
+
+/// Recall's top 10 (with the hash embedder: every leg answers) for a few questions, by
+/// `strata recall --json` on `data` (and `store`, a FalkorDB graph, when given): each hit's
+/// fingerprint, legs hit and fused score.
+fn top_tens(data: &Path, store: Option<&str>) -> Vec<Vec<(String, String)>> {
+    const QUESTIONS: [&str; 5] = [
+        "database connection pool exhausted",
+        "TLS certificate expired",
+        "DNS resolution failures after a config push",
+        "disk full on the primary",
+        "error rate spike after a deploy, rolled back",
+    ];
+    QUESTIONS
+        .iter()
+        .map(|q| {
+            let mut args = vec![
+                "--now",
+                "2027-07-01T00:00:00Z",
+                "--allow-future-now",
+                "recall",
+                q,
+                "--k",
+                "10",
+                "--json",
+            ];
+            if let Some(url) = store {
+                args.splice(0..0, ["--store", url]);
+            }
+            let o = strata(data, &args);
+            assert!(o.status.success(), "{}", common::stderr(&o));
+            let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            for leg in ["semantic", "bm25", "graph"] {
+                assert_eq!(json["legs"][leg]["status"], "ok", "{leg} for {q:?}");
+            }
+            json["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    let (fp, legs) = (&r["fingerprint"], &r["legs_hit"]);
+                    (fp.to_string(), format!("{legs} legs, {}", r["rrf_score"]))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn recall_top_ten_is_the_same_after_a_round_trip_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, export_bytes(&demo_and_postmortems(&a), None)).unwrap();
+    let before = top_tens(&a, None);
+    assert!(before.iter().all(|hits| hits.len() == 10), "{before:?}");
+
+    restore_file(&EmbeddedStore::open(&b).unwrap(), &file).unwrap();
+    assert_eq!(top_tens(&b, None), before, "embedded -> embedded");
+
+    let url = falkordb::graph_url("transfer_recall");
+    restore_file(&FalkorStore::connect(&url).unwrap(), &file).unwrap();
+    let on_graph = dir.path().join("g");
+    assert_eq!(
+        top_tens(&on_graph, Some(&url.to_string())),
+        before,
+        "embedded -> FalkorDB"
+    );
+}
+
+/// `strata ARGS` against a FalkorDB graph and a Qdrant, with `data` for the local files.
+fn on_servers(data: &Path, graph: &str, vectors: &str, args: &[&str]) -> String {
+    let mut all = vec!["--store", graph, "--vectors", vectors];
+    all.extend_from_slice(args);
+    let o = strata(data, &all);
+    assert!(
+        o.status.success(),
+        "strata {args:?}: {}{}",
+        common::stdout(&o),
+        common::stderr(&o)
+    );
+    common::stdout(&o)
+}
+
+/// The servers backed up together as docs/operations.md says (FalkorDB's RDB by `BGSAVE`,
+/// then each Qdrant collection's snapshot), restored into fresh servers: `strata check`
+/// passes, the vectors came back (nothing is embedded again) and recall answers the same.
+#[test]
+fn falkordb_and_qdrant_backed_up_together_restore_into_fresh_servers() {
+    let Some(mut qdrant_a) = common::qdrant::Server::start() else {
+        common::qdrant::skipping("falkordb_and_qdrant_backed_up_together");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut falkor_a = falkordb::Server::start(None);
+    let graph_a = format!("falkordb://127.0.0.1:{}/memory", falkor_a.port);
+    strata::demo::seed(&FalkorStore::connect(&graph_a.parse().unwrap()).unwrap()).unwrap();
+    let data_a = dir.path().join("a");
+    on_servers(&data_a, &graph_a, &qdrant_a.url(), &["index"]);
+    let query = [
+        "--now",
+        "2026-12-01T00:00:00Z",
+        "recall",
+        "database",
+        "--json",
+    ];
+    let recalled = on_servers(&data_a, &graph_a, &qdrant_a.url(), &query);
+
+    // FalkorDB first: BGSAVE, and dump.rdb once LASTSAVE moves.
+    let client = redis::Client::open(format!("redis://127.0.0.1:{}", falkor_a.port)).unwrap();
+    let mut c = client.get_connection().unwrap();
+    let last: i64 = redis::cmd("LASTSAVE").query(&mut c).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let _: redis::Value = redis::cmd("BGSAVE").query(&mut c).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while redis::cmd("LASTSAVE").query::<i64>(&mut c).unwrap() == last {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "BGSAVE did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (_, rdb_dir): (String, String) = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("dir")
+        .query(&mut c)
+        .unwrap();
+    let falkor_b_dir = dir.path().join("falkordb-b");
+    std::fs::create_dir_all(&falkor_b_dir).unwrap();
+    std::fs::copy(
+        Path::new(&rdb_dir).join("dump.rdb"),
+        falkor_b_dir.join("dump.rdb"),
+    )
+    .unwrap();
+
+    // Then Qdrant: a snapshot of each collection, downloaded.
+    let http_a = format!("http://127.0.0.1:{}", qdrant_a.http_port);
+    let listed: serde_json::Value = ureq::get(format!("{http_a}/collections"))
+        .call()
+        .unwrap()
+        .body_mut()
+        .read_json()
+        .unwrap();
+    let names: Vec<String> = listed["result"]["collections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!names.is_empty(), "the index made a collection");
+    let qdrant_b = common::qdrant::Server::start().unwrap();
+    let http_b = format!("http://127.0.0.1:{}", qdrant_b.http_port);
+    std::fs::create_dir_all(qdrant_b.snapshots_dir()).unwrap();
+    for name in &names {
+        let made: serde_json::Value = ureq::post(format!("{http_a}/collections/{name}/snapshots"))
+            .send_empty()
+            .unwrap()
+            .body_mut()
+            .read_json()
+            .unwrap();
+        let snapshot = made["result"]["name"].as_str().unwrap();
+        let bytes = ureq::get(format!("{http_a}/collections/{name}/snapshots/{snapshot}"))
+            .call()
+            .unwrap()
+            .body_mut()
+            .with_config()
+            .limit(1 << 30)
+            .read_to_vec()
+            .unwrap();
+        let file = qdrant_b.snapshots_dir().join(format!("{name}.snapshot"));
+        std::fs::write(&file, bytes).unwrap();
+        ureq::put(format!("{http_b}/collections/{name}/snapshots/recover"))
+            .send_json(serde_json::json!({ "location": format!("file://{}", file.display()) }))
+            .unwrap();
+    }
+    falkor_a.stop();
+    qdrant_a.kill();
+
+    let falkor_b = falkordb::Server::start_on_rdb(&falkor_b_dir);
+    let graph_b = format!("falkordb://127.0.0.1:{}/memory", falkor_b.port);
+    let data_b = dir.path().join("b");
+    on_servers(&data_b, &graph_b, &qdrant_b.url(), &["check"]);
+    let indexed: serde_json::Value = serde_json::from_str(&on_servers(
+        &data_b,
+        &graph_b,
+        &qdrant_b.url(),
+        &["index", "--json"],
+    ))
+    .unwrap();
+    assert_eq!(
+        indexed["vectors_embedded"], 0,
+        "the vectors came back: {indexed}"
+    );
+    assert!(indexed["vectors"].as_u64().unwrap() > 0, "{indexed}");
+    let strip = |s: &str| {
+        let mut v: serde_json::Value = serde_json::from_str(s).unwrap();
+        let hits = v["results"].take();
+        (hits, v["legs"]["semantic"]["status"].take())
+    };
+    assert_eq!(
+        strip(&on_servers(&data_b, &graph_b, &qdrant_b.url(), &query)),
+        strip(&recalled)
+    );
+}

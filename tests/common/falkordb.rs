@@ -97,6 +97,12 @@ impl Server {
         )
     }
 
+    /// Starts FalkorDB on the files in `dir` (a `dump.rdb` there is loaded), saving nothing
+    /// on its own.
+    pub fn start_on_rdb(dir: &std::path::Path) -> Server {
+        Self::spawn(None, dir, &["--save", "", "--appendonly", "no"])
+    }
+
     /// Stops the server the way an operator does (SIGTERM: it flushes and exits).
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -47,6 +47,11 @@ impl Server {
         self.child.as_ref().expect("running").id()
     }
 
+    /// Where the server keeps its snapshots (a snapshot recovers from a file there).
+    pub fn snapshots_dir(&self) -> PathBuf {
+        self.dir.path().join("snapshots")
+    }
+
     /// Starts the process (again) on the same ports and storage and waits for its HTTP root.
     pub fn restart(&mut self) {
         self.kill();
