@@ -136,11 +136,26 @@ impl EmbeddedStore {
             path: dir.clone(),
             message: e.to_string(),
         })?;
-        let copied = self
-            .shared
-            .env
-            .copy_to_path(&file, heed::CompactionOption::Enabled)
-            .map_err(backend)?;
+        // The copy reads every page through the map: dropping the mapped pages as it goes
+        // keeps the process's resident set small at any store size (they stay in the page
+        // cache).
+        let copied = std::thread::scope(|s| {
+            let (copying, done) = std::sync::mpsc::channel::<()>();
+            s.spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    done.recv_timeout(std::time::Duration::from_millis(50))
+                {
+                    self.shared.release_mapped_pages();
+                }
+            });
+            let copied = self
+                .shared
+                .env
+                .copy_to_path(&file, heed::CompactionOption::Enabled);
+            drop(copying);
+            copied
+        })
+        .map_err(backend)?;
         copied.sync_all().map_err(|e| StoreError::Open {
             path: file.clone(),
             message: e.to_string(),
