@@ -600,6 +600,16 @@ pub enum BenchCommand {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// `strata export`, `strata restore --no-index` into an empty store and `strata backup`
+    /// of a synthetic store, each a process: throughput and peak RSS (JSON)
+    Transfer {
+        /// Comma-separated store sizes
+        #[arg(long, value_delimiter = ',', default_values_t = [100_000usize])]
+        episodes: Vec<usize>,
+        /// Where to build the stores and the file [default: a temporary directory]
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Fills the embedded store of --data with synthetic episodes, as the other benches do
     /// (they run it as a child process, so their peak memory is their own)
     #[command(hide = true)]

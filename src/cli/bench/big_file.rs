@@ -10,7 +10,7 @@ use std::time::Instant;
 use color_eyre::eyre::{Result, eyre};
 use serde::Serialize;
 
-use super::rss::{resident, wait_with_peak_rss};
+use super::rss::{ResidentSampler, wait_with_peak_rss};
 use super::scratch_dir;
 use crate::cli::context::Context;
 use crate::cli::output::print_json;
@@ -101,24 +101,9 @@ pub fn run(ctx: &Context, mib: u64, dir: Option<&Path>) -> Result<ExitCode> {
         .stderr(Stdio::inherit())
         .spawn()?;
     let pid = child.id();
-    let running = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let sampler = {
-        let running = running.clone();
-        std::thread::spawn(move || {
-            let (mut anon, mut file) = (0u64, 0u64);
-            while running.load(std::sync::atomic::Ordering::Acquire) {
-                if let Some((a, f)) = resident(pid) {
-                    anon = anon.max(a);
-                    file = file.max(f);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            (anon, file)
-        })
-    };
+    let sampler = ResidentSampler::start(pid);
     let (status, peak_rss_bytes) = wait_with_peak_rss(pid)?;
-    running.store(false, std::sync::atomic::Ordering::Release);
-    let (peak_anon_bytes, peak_file_bytes) = sampler.join().unwrap_or((0, 0));
+    let (peak_anon_bytes, peak_file_bytes) = sampler.stop();
     let ingest_seconds = started.elapsed().as_secs_f64();
     if status != 0 {
         return Err(eyre!("the ingest failed (wait status {status})"));

@@ -11,6 +11,7 @@ mod recall;
 mod rss;
 mod server;
 mod store;
+mod transfer;
 mod vectors;
 
 use std::path::Path;
@@ -87,6 +88,7 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
         } => mcp::run(ctx, *episodes, *queries, dir.as_deref()),
         BenchCommand::BigFile { mib, dir } => big_file::run(ctx, *mib, dir.as_deref()),
         BenchCommand::Embed { queries, batch } => embed::run(ctx, *queries, *batch),
+        BenchCommand::Transfer { episodes, dir } => transfer::run(ctx, episodes, dir.as_deref()),
     }
 }
 

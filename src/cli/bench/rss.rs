@@ -3,7 +3,9 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use color_eyre::eyre::{Result, eyre};
 
@@ -49,7 +51,12 @@ pub fn fill_in_child(ctx: &Context, data: &Path, n: usize) -> Result<()> {
 /// What a child process took.
 pub struct ChildRun {
     pub seconds: f64,
+    /// The kernel's high-water mark: heap and mapped file pages together.
     pub peak_rss_bytes: u64,
+    /// Sampled every 20 ms: the process's own memory (heap, stacks) ...
+    pub peak_anon_bytes: u64,
+    /// ... and the file pages mapped into it (the store's), which the kernel may drop at will.
+    pub peak_file_mapped_bytes: u64,
 }
 
 /// Runs `strata ARGS` on the data directory `data` with the hash embedder (the benches'),
@@ -67,7 +74,9 @@ pub fn run_child(ctx: &Context, data: &Path, args: &[&str]) -> Result<ChildRun> 
     let started = Instant::now();
     // The bench's own stdout is its JSON: what the child prints goes to stderr.
     let pid = child.args(args).stdout(std::io::stderr()).spawn()?.id();
+    let sampler = ResidentSampler::start(pid);
     let (status, peak_rss_bytes) = wait_with_peak_rss(pid)?;
+    let (peak_anon_bytes, peak_file_mapped_bytes) = sampler.stop();
     if status != 0 {
         return Err(eyre!(
             "`strata {}` failed (wait status {status})",
@@ -77,6 +86,8 @@ pub fn run_child(ctx: &Context, data: &Path, args: &[&str]) -> Result<ChildRun> 
     Ok(ChildRun {
         seconds: started.elapsed().as_secs_f64(),
         peak_rss_bytes,
+        peak_anon_bytes,
+        peak_file_mapped_bytes,
     })
 }
 
@@ -101,4 +112,37 @@ pub fn resident(pid: u32) -> Option<(u64, u64)> {
         status_bytes(&status, "RssAnon:")?,
         status_bytes(&status, "RssFile:")?,
     ))
+}
+
+/// Samples a process's [`resident`] memory every 20 ms until stopped, keeping the peaks.
+pub struct ResidentSampler {
+    running: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<(u64, u64)>,
+}
+
+impl ResidentSampler {
+    pub fn start(pid: u32) -> ResidentSampler {
+        let running = Arc::new(AtomicBool::new(true));
+        let thread = {
+            let running = running.clone();
+            std::thread::spawn(move || {
+                let (mut anon, mut file) = (0u64, 0u64);
+                while running.load(Ordering::Acquire) {
+                    if let Some((a, f)) = resident(pid) {
+                        anon = anon.max(a);
+                        file = file.max(f);
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                (anon, file)
+            })
+        };
+        ResidentSampler { running, thread }
+    }
+
+    /// The peak (RssAnon, RssFile) seen, in bytes.
+    pub fn stop(self) -> (u64, u64) {
+        self.running.store(false, Ordering::Release);
+        self.thread.join().unwrap_or((0, 0))
+    }
 }
