@@ -143,7 +143,7 @@ impl EmbeddedStore {
             let (copying, done) = std::sync::mpsc::channel::<()>();
             s.spawn(move || {
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                    done.recv_timeout(std::time::Duration::from_millis(50))
+                    done.recv_timeout(std::time::Duration::from_millis(10))
                 {
                     self.shared.release_mapped_pages();
                 }
