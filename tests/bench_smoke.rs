@@ -1,4 +1,4 @@
-//! The benchmark commands run end to end at 10k episodes (the size CI can afford; the
+//! The benchmark commands run end to end at 10k episodes or fewer (the size CI can afford; the
 //! figures in docs/benchmarks.md come from release builds at up to a million) and report what they
 //! promise. Nothing here is timed: speed is judged by the benches themselves.
 
@@ -55,4 +55,21 @@ fn bench_explorer_reports_its_own_peak_memory() {
     let r = bench(&["explorer", "--episodes", "10000", "--frames", "30"]);
     assert!(r["peak_rss_bytes"].as_u64().unwrap() > 0, "{r}");
     assert!(r["jump_to_oldest_ms"].as_f64().unwrap() > 0.0, "{r}");
+}
+
+#[test]
+fn bench_transfer_reports_each_process_with_its_peak_memory() {
+    let r = bench(&["transfer", "--episodes", "2000"]);
+    assert_eq!(r["episodes"], 2000);
+    assert!(r["export_file_bytes"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["backup_bytes"].as_u64().unwrap() > 0, "{r}");
+    for step in ["export", "restore", "backup"] {
+        assert!(r[step]["rate"].as_f64().unwrap() > 0.0, "{step}: {r}");
+        let peak = r[step]["peak_rss_bytes"].as_u64().unwrap();
+        assert!(peak > 0, "{step}: {r}");
+        assert!(
+            r[step]["peak_anon_bytes"].as_u64().unwrap() <= peak,
+            "{step}: {r}"
+        );
+    }
 }
