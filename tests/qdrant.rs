@@ -7,17 +7,10 @@ mod common;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use common::qdrant::{self, Server};
+use common::qdrant::{self, Server, demo_store, fingerprints, request, runtime, stack, store_id};
 use common::*;
-use strata::embed::HashEmbedder;
-use strata::index::VectorLocation;
 use strata::index::qdrant::{QdrantVectors, collection_name};
-use strata::model::AsOf;
-use strata::recall::{
-    FusionPolicy, LegSet, LegStatus, RecallRequest, RecallResponse, RecallStack, StackOptions,
-};
-use strata::store::MemoryStore;
-use strata::store::embedded::EmbeddedStore;
+use strata::recall::LegStatus;
 
 /// The shared server's URL, or None after saying once that the Qdrant tests skip.
 fn server_url(test: &str) -> Option<String> {
@@ -26,62 +19,6 @@ fn server_url(test: &str) -> Option<String> {
         qdrant::skipping(test);
     }
     url
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn request(text: &str, entities: &[&str], at: &str) -> RecallRequest {
-    RecallRequest {
-        exclude: Vec::new(),
-        text: text.into(),
-        entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
-        as_of: AsOf::now(ts(at)),
-        k: 10,
-        legs: LegSet::ALL,
-        fusion: FusionPolicy::Rrf,
-        stale: Default::default(),
-    }
-}
-
-fn demo_store(dir: &std::path::Path) -> Arc<dyn MemoryStore> {
-    let store = EmbeddedStore::open(&dir.join("store")).unwrap();
-    strata::demo::seed(&store).unwrap();
-    Arc::new(store)
-}
-
-/// A recall stack on Qdrant. Legs' success is asserted, not timed: a generous timeout (a test
-/// that times a leg out sets its own).
-fn stack(store: Arc<dyn MemoryStore>, index_dir: &std::path::Path, url: &str) -> RecallStack {
-    let mut s = RecallStack::open(
-        store,
-        Ok(Arc::new(HashEmbedder::default())),
-        &StackOptions {
-            index_dir: index_dir.into(),
-            sync: true,
-            vectors: VectorLocation::Qdrant(url.into()),
-            runtime: None,
-        },
-        &mut |_, _| {},
-    );
-    s.engine.timeout = Duration::from_secs(30);
-    s
-}
-
-fn store_id(store: &dyn MemoryStore) -> String {
-    store
-        .identity()
-        .unwrap()
-        .expect("a written store has an identity")
-}
-
-fn fingerprints(r: &RecallResponse) -> Vec<String> {
-    r.results.iter().map(|x| x.fingerprint.clone()).collect()
 }
 
 /// Created on first use with the embedder's dimension, cosine distance and the payload

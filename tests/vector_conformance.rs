@@ -70,7 +70,11 @@ fn subjects(
         },
         Subject {
             name: "qdrant",
-            stack: open(&embedded, VectorLocation::Qdrant(qdrant_url), "qdrant"),
+            stack: open(
+                &embedded,
+                VectorLocation::Qdrant(qdrant_url.into()),
+                "qdrant",
+            ),
         },
         Subject {
             name: "falkordb",

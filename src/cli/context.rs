@@ -80,12 +80,15 @@ impl Context {
             store_url.or_else(|| config.store.url.clone()).as_deref(),
             &data_dir,
         )?;
-        let vectors = VectorLocation::parse(
+        let mut vectors = VectorLocation::parse(
             vectors_url
                 .or_else(|| config.store.vectors.clone())
                 .as_deref(),
             &store,
         )?;
+        if let VectorLocation::Qdrant(target) = &mut vectors {
+            target.layout = config.qdrant;
+        }
         let recall_mode = config.recall.mode.unwrap_or_default();
         Ok(Context {
             recall_mode,

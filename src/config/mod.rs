@@ -24,6 +24,9 @@ pub struct Config {
     pub redact: RedactSection,
     #[serde(default)]
     pub store: StoreSection,
+    /// `[qdrant]`: the layout of a collection Strata creates on a Qdrant cluster.
+    #[serde(default)]
+    pub qdrant: crate::index::qdrant::QdrantLayout,
     /// `[ingest]`: bounds on one record.
     #[serde(default)]
     pub ingest: crate::ingest::RecordLimits,
@@ -152,6 +155,10 @@ impl Config {
                 message: format!("[recall.weights]: {why}"),
             })?;
         }
+        config
+            .qdrant
+            .check()
+            .map_err(|e| recall_err(e.to_string()))?;
         Ok(config)
     }
 }
@@ -169,5 +176,23 @@ mod tests {
         assert_eq!(c.embedder.kind, Some(EmbedderKind::Openai));
         assert_eq!(c.embedder.openai_dimension, Some(1024));
         assert!(toml::from_str::<Config>("[embedder]\nkidn = \"hash\"\n").is_err());
+    }
+
+    #[test]
+    fn the_qdrant_section_sets_the_collection_layout() {
+        let c: Config =
+            toml::from_str("[qdrant]\nshard_number = 6\nreplication_factor = 3\n").unwrap();
+        assert_eq!(c.qdrant.shard_number, Some(6));
+        assert_eq!(c.qdrant.replication_factor, Some(3));
+        assert_eq!(c.qdrant.write_consistency_factor, None);
+        assert!(toml::from_str::<Config>("[qdrant]\nshards = 6\n").is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[qdrant]\nreplication_factor = 0\n").unwrap();
+        let e = Config::load(&path, true).unwrap_err().to_string();
+        assert!(
+            e.contains("replication_factor = 0: expected at least 1"),
+            "{e}"
+        );
     }
 }

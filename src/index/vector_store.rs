@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use super::IndexError;
 use super::falkordb::FalkorVectors;
-use super::qdrant::QdrantVectors;
+use super::qdrant::{QdrantTarget, QdrantVectors};
 use super::vectors::{Scored, VectorIndex, VectorRow};
 use crate::lmdb::WriterGuard;
 use crate::model::AsOf;
@@ -51,7 +51,7 @@ pub trait VectorStore: Send + Sync {
 pub enum VectorLocation {
     #[default]
     Local,
-    Qdrant(String),
+    Qdrant(QdrantTarget),
     FalkorDb(FalkorUrl),
 }
 
@@ -66,7 +66,7 @@ impl VectorLocation {
             None | Some("local") => Ok(VectorLocation::Local),
             Some(u) if u.starts_with("qdrant://") || u.starts_with("qdrants://") => {
                 super::qdrant::check_url(u).map_err(|e| bad(e.to_string()))?;
-                Ok(VectorLocation::Qdrant(u.to_string()))
+                Ok(VectorLocation::Qdrant(u.into()))
             }
             Some("falkordb") => match store {
                 StoreLocation::FalkorDb(graph) => Ok(VectorLocation::FalkorDb(graph.clone())),
@@ -95,14 +95,14 @@ impl VectorLocation {
             VectorLocation::Local => {
                 Arc::new(VectorIndex::open(index_dir, model, dimension, store_id)?)
             }
-            VectorLocation::Qdrant(url) => {
+            VectorLocation::Qdrant(target) => {
                 let store_id = store_id.ok_or_else(|| IndexError::Vectors {
-                    path: url.into(),
+                    path: target.url.as_str().into(),
                     message: "the store cannot say which it is, so its collection is unknown"
                         .into(),
                 })?;
-                Arc::new(QdrantVectors::open(
-                    url, model, dimension, store_id, runtime,
+                Arc::new(QdrantVectors::open_at(
+                    target, model, dimension, store_id, runtime,
                 )?)
             }
             VectorLocation::FalkorDb(url) => {

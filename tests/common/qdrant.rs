@@ -4,16 +4,30 @@
 //! saying so once on stderr.
 
 use std::io::Write;
+use std::sync::Arc;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use strata::embed::HashEmbedder;
+use strata::index::VectorLocation;
+use strata::model::AsOf;
+use strata::recall::{
+    FusionPolicy, LegSet, RecallRequest, RecallResponse, RecallStack, StackOptions,
+};
+use strata::store::MemoryStore;
+use strata::store::embedded::EmbeddedStore;
 
 /// A Qdrant process owned by the test; killed on drop. Restartable on the same ports and
 /// storage.
 pub struct Server {
     pub http_port: u16,
     pub grpc_port: u16,
+    /// The peer-to-peer port, for a peer of a cluster.
+    pub p2p_port: Option<u16>,
+    /// The p2p port of the peer this one joined on its first start.
+    bootstrap: Option<u16>,
     child: Option<Child>,
     dir: tempfile::TempDir,
 }
@@ -28,10 +42,22 @@ pub fn binary() -> Option<PathBuf> {
 impl Server {
     /// Starts Qdrant on free ports, or None when there is no binary.
     pub fn start() -> Option<Server> {
+        Self::launch(false, None)
+    }
+
+    /// Starts a peer of a cluster (`cluster.enabled`): the first peer of a new cluster when
+    /// `bootstrap` is None, else one joining the peer whose p2p port it names.
+    pub fn start_peer(bootstrap: Option<u16>) -> Option<Server> {
+        Self::launch(true, bootstrap)
+    }
+
+    fn launch(cluster: bool, bootstrap: Option<u16>) -> Option<Server> {
         binary()?;
         let mut server = Server {
             http_port: super::falkordb::free_port(),
             grpc_port: super::falkordb::free_port(),
+            p2p_port: cluster.then(super::falkordb::free_port),
+            bootstrap,
             child: None,
             dir: tempfile::tempdir().unwrap(),
         };
@@ -56,8 +82,23 @@ impl Server {
     pub fn restart(&mut self) {
         self.kill();
         let dir = self.dir.path();
-        let log = std::fs::File::create(dir.join("qdrant.log")).unwrap();
-        let child = Command::new(binary().unwrap())
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("qdrant.log"))
+            .unwrap();
+        let mut command = Command::new(binary().unwrap());
+        if let Some(p2p) = self.p2p_port {
+            command
+                .env("QDRANT__CLUSTER__ENABLED", "true")
+                .env("QDRANT__CLUSTER__P2P__PORT", p2p.to_string())
+                .args(["--uri", &format!("http://127.0.0.1:{p2p}")]);
+            // A restarted peer finds its cluster in its own storage.
+            if let Some(first) = self.bootstrap.take() {
+                command.args(["--bootstrap", &format!("http://127.0.0.1:{first}")]);
+            }
+        }
+        let child = command
             .current_dir(dir)
             .env("QDRANT__SERVICE__HOST", "127.0.0.1")
             .env("QDRANT__SERVICE__HTTP_PORT", self.http_port.to_string())
@@ -114,6 +155,58 @@ impl Server {
             }
         }
     }
+}
+
+/// Three Qdrant peers on loopback forming one cluster, each killed on drop.
+pub struct Cluster {
+    pub peers: Vec<Server>,
+}
+
+impl Cluster {
+    /// Starts the first peer, then two joining it; None when there is no binary.
+    pub fn start() -> Option<Cluster> {
+        let first = Server::start_peer(None)?;
+        let p2p = first.p2p_port;
+        let mut peers = vec![first];
+        for _ in 0..2 {
+            peers.push(Server::start_peer(p2p)?);
+        }
+        let cluster = Cluster { peers };
+        cluster.wait_for_peers(3);
+        Some(cluster)
+    }
+
+    /// Waits until the first peer's `/cluster` lists `n` peers.
+    pub fn wait_for_peers(&self, n: usize) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let body = http_get(self.peers[0].http_port, "/cluster").unwrap_or_default();
+            let listed = serde_json::from_str::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v["result"]["peers"].as_object().map(|p| p.len()));
+            if listed == Some(n) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the cluster never listed {n} peers: {body}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The body of a GET on the loopback HTTP API, or None when it does not answer 200.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut response = String::new();
+    std::io::Read::read_to_string(&mut s, &mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.1 200")
+        .then(|| body.to_string())
+        .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_string()))
 }
 
 /// Whether every thread of `pid` is stopped (state `T` in /proc).
@@ -224,6 +317,30 @@ impl Raw {
             .unwrap()
     }
 
+    /// Where the collection's shards and their copies are, as the peer asked sees it.
+    pub fn cluster_info(
+        &self,
+        collection: &str,
+    ) -> qdrant_client::qdrant::CollectionClusterInfoResponse {
+        self.runtime
+            .block_on(self.client.collection_cluster_info(collection))
+            .unwrap()
+    }
+
+    /// The exact point count.
+    pub fn count(&self, collection: &str) -> u64 {
+        use qdrant_client::qdrant::CountPointsBuilder;
+        self.runtime
+            .block_on(
+                self.client
+                    .count(CountPointsBuilder::new(collection).exact(true)),
+            )
+            .unwrap()
+            .result
+            .unwrap()
+            .count
+    }
+
     pub fn exists(&self, collection: &str) -> bool {
         self.runtime
             .block_on(self.client.collection_exists(collection))
@@ -263,4 +380,60 @@ impl Raw {
             )
             .unwrap();
     }
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+pub fn request(text: &str, entities: &[&str], at: &str) -> RecallRequest {
+    RecallRequest {
+        exclude: Vec::new(),
+        text: text.into(),
+        entities: entities.iter().map(|e| e.parse().unwrap()).collect(),
+        as_of: AsOf::now(super::ts(at)),
+        k: 10,
+        legs: LegSet::ALL,
+        fusion: FusionPolicy::Rrf,
+        stale: Default::default(),
+    }
+}
+
+pub fn demo_store(dir: &std::path::Path) -> Arc<dyn MemoryStore> {
+    let store = EmbeddedStore::open(&dir.join("store")).unwrap();
+    strata::demo::seed(&store).unwrap();
+    Arc::new(store)
+}
+
+/// A recall stack on Qdrant. Legs' success is asserted, not timed: a generous timeout (a test
+/// that times a leg out sets its own).
+pub fn stack(store: Arc<dyn MemoryStore>, index_dir: &std::path::Path, url: &str) -> RecallStack {
+    let mut s = RecallStack::open(
+        store,
+        Ok(Arc::new(HashEmbedder::default())),
+        &StackOptions {
+            index_dir: index_dir.into(),
+            sync: true,
+            vectors: VectorLocation::Qdrant(url.into()),
+            runtime: None,
+        },
+        &mut |_, _| {},
+    );
+    s.engine.timeout = Duration::from_secs(30);
+    s
+}
+
+pub fn store_id(store: &dyn MemoryStore) -> String {
+    store
+        .identity()
+        .unwrap()
+        .expect("a written store has an identity")
+}
+
+pub fn fingerprints(r: &RecallResponse) -> Vec<String> {
+    r.results.iter().map(|x| x.fingerprint.clone()).collect()
 }

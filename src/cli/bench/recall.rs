@@ -255,11 +255,11 @@ pub fn run(
             && recall_rss.is_some_and(|b| b <= TARGET_PEAK_RSS_BYTES);
         eprintln!("  embedder for the index: {last}");
         let server_vectors = match (&ctx.vectors, &stack.vectors) {
-            (VectorLocation::Qdrant(url), Some(local)) => {
-                eprintln!("  the same vectors on {url}");
+            (VectorLocation::Qdrant(target), Some(local)) => {
+                eprintln!("  the same vectors on {}", target.url);
                 Some(super::vectors::compare_qdrant(
                     ctx,
-                    url,
+                    &target.url,
                     bench_store.as_ref(),
                     local.as_ref(),
                     cached.as_ref(),

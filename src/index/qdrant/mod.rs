@@ -6,9 +6,14 @@
 //!
 //! Each point carries `incident_fingerprint`, `concluded_at`, `ingested_at` and `t_valid`
 //! (epoch ms) in its payload; the last two drive the as-of filter, which runs in Qdrant.
+//!
+//! On a cluster the collection is made with the [`QdrantLayout`] of `[qdrant]` (by default
+//! one shard per peer, two copies of each, a write acknowledged by one), so that it keeps
+//! answering and taking writes with one peer down.
 
 mod collection;
 mod endpoint;
+mod layout;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -20,7 +25,7 @@ use qdrant_client::qdrant::{
     CreateFieldIndexCollectionBuilder, Distance, FieldType, GetPointsBuilder,
     HnswConfigDiffBuilder, PayloadIncludeSelector, PointId, PointStruct, QueryPointsBuilder,
     SearchParamsBuilder, UpdateCollection, UpdateCollectionBuilder, UpsertPointsBuilder,
-    VectorParamsBuilder,
+    VectorParamsBuilder, WriteOrdering, WriteOrderingType,
 };
 use qdrant_client::{Qdrant, QdrantError};
 
@@ -30,6 +35,32 @@ use crate::model::AsOf;
 use collection::{FILTERED, FINGERPRINT, Recorded};
 pub use collection::{collection_name, point_id};
 pub use endpoint::API_KEY_ENV;
+pub use layout::{LayoutError, MAX_DEFAULT_SHARDS, QdrantLayout};
+
+/// `--vectors qdrant://…` and the layout (`[qdrant]`) of the collection made there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QdrantTarget {
+    pub url: String,
+    pub layout: QdrantLayout,
+}
+
+impl From<&str> for QdrantTarget {
+    fn from(url: &str) -> Self {
+        QdrantTarget {
+            url: url.to_string(),
+            layout: QdrantLayout::default(),
+        }
+    }
+}
+
+impl From<String> for QdrantTarget {
+    fn from(url: String) -> Self {
+        QdrantTarget {
+            url,
+            layout: QdrantLayout::default(),
+        }
+    }
+}
 
 /// Whether `url` is a Qdrant location this index can use, without connecting; the error says
 /// what was expected.
@@ -49,6 +80,9 @@ pub const HNSW_EF: u64 = 512;
 /// Candidates asked for beyond `limit`, so that rescoring them exactly (as the local index
 /// scores) settles ties and near-ties at the cut the same way.
 const EXTRA_CANDIDATES: usize = 8;
+/// Tries of a write that failed in a way another try may not (a peer just went down, a
+/// replica being marked dead, a connection reset).
+const WRITE_ATTEMPTS: u32 = 4;
 /// Searches allowed to wait on the server at once; more fail at once instead of piling up
 /// blocked workers behind a server that stopped answering.
 const SEARCHES_IN_FLIGHT: usize = 2;
@@ -95,6 +129,23 @@ fn describe(e: &QdrantError) -> String {
     }
 }
 
+/// Whether a failed write may succeed when sent again: not when the request itself was refused.
+fn retryable(e: &QdrantError) -> bool {
+    match e {
+        QdrantError::ResponseError { status } => !matches!(
+            status.code(),
+            tonic::Code::InvalidArgument
+                | tonic::Code::NotFound
+                | tonic::Code::AlreadyExists
+                | tonic::Code::Unauthenticated
+                | tonic::Code::PermissionDenied
+                | tonic::Code::Unimplemented
+                | tonic::Code::OutOfRange
+        ),
+        _ => true,
+    }
+}
+
 fn sort_hits(hits: &mut [Scored]) {
     hits.sort_by(|a, b| {
         b.score
@@ -122,6 +173,7 @@ pub struct QdrantVectors {
     model: String,
     dimension: usize,
     store_id: String,
+    layout: QdrantLayout,
     searching: AtomicUsize,
     /// Why the collection was emptied on open, to be rebuilt from the store.
     pub rebuilt: Option<String>,
@@ -141,8 +193,26 @@ impl QdrantVectors {
         store_id: &str,
         runtime: Option<tokio::runtime::Handle>,
     ) -> Result<Self, IndexError> {
+        Self::open_at(
+            &QdrantTarget::from(url),
+            model,
+            dimension,
+            store_id,
+            runtime,
+        )
+    }
+
+    /// [`open`](Self::open), creating a missing collection with the target's layout over
+    /// the cluster's peers.
+    pub fn open_at(
+        target: &QdrantTarget,
+        model: &str,
+        dimension: usize,
+        store_id: &str,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> Result<Self, IndexError> {
         Self::open_with(
-            url,
+            target,
             model,
             dimension,
             store_id,
@@ -152,13 +222,14 @@ impl QdrantVectors {
     }
 
     fn open_with(
-        url: &str,
+        target: &QdrantTarget,
         model: &str,
         dimension: usize,
         store_id: &str,
         timeouts: Timeouts,
         runtime: Option<tokio::runtime::Handle>,
     ) -> Result<Self, IndexError> {
+        let url = target.url.as_str();
         let endpoint = parse_url(url).map_err(|e| IndexError::Vectors {
             path: PathBuf::from(crate::store::falkordb::mask_credentials(url)),
             message: e.to_string(),
@@ -196,6 +267,7 @@ impl QdrantVectors {
             model: model.to_string(),
             dimension,
             store_id: store_id.to_string(),
+            layout: target.layout,
             searching: AtomicUsize::new(0),
             rebuilt: None,
         };
@@ -242,6 +314,80 @@ impl QdrantVectors {
         self.run_within(self.timeouts.call, what, call)
     }
 
+    /// A write, sent again (up to [`WRITE_ATTEMPTS`] tries, backing off) while it fails in a
+    /// way another try may not: a cluster answers again once it has noticed a peer down.
+    /// Every write here is idempotent (upserts by id, metadata set to a value).
+    fn write<T, F, Fut>(&self, what: &str, call: F) -> Result<T, IndexError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, QdrantError>>,
+    {
+        let mut pause = Duration::from_millis(100);
+        let mut attempt = 1;
+        loop {
+            let outcome = self
+                .runtime
+                .block_on(async { tokio::time::timeout(self.timeouts.call, call()).await });
+            match outcome {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) if attempt < WRITE_ATTEMPTS && retryable(&e) => {
+                    tracing::warn!(
+                        collection = %self.collection,
+                        attempt,
+                        "{what}: {}; trying again in {} ms",
+                        describe(&e),
+                        pause.as_millis()
+                    );
+                }
+                Ok(Err(e)) => {
+                    return Err(
+                        self.fail(format!("{what}: {} (after {attempt} tries)", describe(&e)))
+                    );
+                }
+                Err(_) => {
+                    return Err(self.fail(format!(
+                        "{what}: no answer within {} s",
+                        self.timeouts.call.as_secs_f32()
+                    )));
+                }
+            }
+            std::thread::sleep(pause);
+            pause *= 2;
+            attempt += 1;
+        }
+    }
+
+    /// How many peers the cluster behind this endpoint has (1 for a single Qdrant). Qdrant
+    /// reports peers only per collection, and gives a new collection one shard per peer: a
+    /// scratch collection is made, read and dropped.
+    fn peer_count(&self) -> Result<u32, IndexError> {
+        static PROBES: AtomicUsize = AtomicUsize::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let probe = format!(
+            "strata-peer-probe-{}-{}-{nanos}",
+            std::process::id(),
+            PROBES.fetch_add(1, Ordering::SeqCst)
+        );
+        let what = "cannot count the cluster's peers";
+        self.run(
+            what,
+            self.client.create_collection(
+                CreateCollectionBuilder::new(probe.as_str())
+                    .vectors_config(VectorParamsBuilder::new(1, Distance::Cosine)),
+            ),
+        )?;
+        let info = self.run(what, self.client.collection_cluster_info(probe.as_str()));
+        let dropped = self.run(what, self.client.delete_collection(probe.as_str()));
+        let info = info?;
+        dropped?;
+        let mut peers: std::collections::HashSet<u64> =
+            info.remote_shards.iter().map(|s| s.peer_id).collect();
+        peers.insert(info.peer_id);
+        Ok(u32::try_from(peers.len()).unwrap_or(u32::MAX))
+    }
+
     /// What the collection records, the payload fields it indexes, and its vector shape.
     /// A collection another client created a moment ago can answer "0 of 0 read operations
     /// failed" until its shards are up: the read is retried for up to `wait_ready`.
@@ -274,6 +420,11 @@ impl QdrantVectors {
     fn ensure_collection(&self) -> Result<Recorded, IndexError> {
         let name = self.collection.as_str();
         if !self.run("cannot reach Qdrant", self.client.collection_exists(name))? {
+            let peers = self.peer_count()?;
+            let layout = self
+                .layout
+                .resolve(peers)
+                .map_err(|e| self.fail(format!("cannot create the collection: {e}")))?;
             let mut create: CreateCollection = CreateCollectionBuilder::new(name)
                 .vectors_config(VectorParamsBuilder::new(
                     self.dimension as u64,
@@ -284,6 +435,9 @@ impl QdrantVectors {
                         .m(HNSW_M)
                         .ef_construct(HNSW_EF_CONSTRUCT),
                 )
+                .shard_number(layout.shard_number)
+                .replication_factor(layout.replication_factor)
+                .write_consistency_factor(layout.write_consistency_factor)
                 .build();
             create.metadata =
                 collection::initial_metadata(&self.model, self.dimension, &self.store_id);
@@ -386,8 +540,8 @@ impl QdrantVectors {
             .collect())
     }
 
-    /// Upserts the rows (waiting until they are applied), then records the watermark in the
-    /// collection's metadata.
+    /// Upserts the rows (waiting until they are applied, medium ordering so replicas agree),
+    /// then records the watermark in the collection's metadata; each write is retried.
     pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
         if let Some(r) = rows.iter().find(|r| r.vector.len() != self.dimension) {
             return Err(IndexError::Dimension {
@@ -397,20 +551,22 @@ impl QdrantVectors {
         }
         if !rows.is_empty() {
             let points: Vec<PointStruct> = rows.iter().map(collection::point).collect();
-            self.run(
-                "cannot upsert the vectors",
+            self.write("cannot upsert the vectors", || {
                 self.client.upsert_points(
-                    UpsertPointsBuilder::new(self.collection.as_str(), points).wait(true),
-                ),
-            )?;
+                    UpsertPointsBuilder::new(self.collection.as_str(), points.clone())
+                        .wait(true)
+                        .ordering(WriteOrdering {
+                            r#type: WriteOrderingType::Medium.into(),
+                        }),
+                )
+            })?;
         }
-        let mut update: UpdateCollection =
-            UpdateCollectionBuilder::new(self.collection.as_str()).build();
-        update.metadata = collection::watermark_metadata(watermark);
-        self.run(
-            "cannot record the watermark",
-            self.client.update_collection(update),
-        )?;
+        self.write("cannot record the watermark", || {
+            let mut update: UpdateCollection =
+                UpdateCollectionBuilder::new(self.collection.as_str()).build();
+            update.metadata = collection::watermark_metadata(watermark);
+            self.client.update_collection(update)
+        })?;
         Ok(())
     }
 
@@ -556,7 +712,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("qdrant://{}", listener.local_addr().unwrap());
         let t0 = Instant::now();
-        let e = QdrantVectors::open_with(&url, "m", 4, "s", quick(), None)
+        let e = QdrantVectors::open_with(&url.as_str().into(), "m", 4, "s", quick(), None)
             .err()
             .unwrap();
         assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
