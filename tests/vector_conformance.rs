@@ -1,5 +1,5 @@
-//! The semantic leg's conformance suite, run on all three vector stores: the local exact
-//! index, FalkorDB's vector index and a real Qdrant. Each must return the same neighbours in
+//! The semantic leg's conformance suite, run on every vector store: the local exact index,
+//! FalkorDB's vector index, a real Qdrant and a cluster of three Qdrant peers. Each must return the same neighbours in
 //! the same order (ties to the smaller fingerprint) under the as-of filter on both axes, at
 //! the interval boundaries, with hostile strings as payload, and give the demo memory the
 //! same recall rankings under every fusion policy.
@@ -24,13 +24,15 @@ struct Subject {
     stack: RecallStack,
 }
 
-/// The three vector stores, each over a store that `fill` wrote: local and Qdrant over an
-/// embedded store, FalkorDB's index over a FalkorDB graph. None when there is no Qdrant.
+/// The vector stores, each over a store that `fill` wrote: local, Qdrant and the Qdrant cluster
+/// over an embedded store, FalkorDB's index over a FalkorDB graph. None when there is no Qdrant.
 fn subjects(
     name: &str,
     fill: &dyn Fn(&dyn MemoryStore),
 ) -> Option<(tempfile::TempDir, Vec<Subject>)> {
-    let Some(qdrant_url) = common::qdrant::url() else {
+    let (Some(qdrant_url), Some(cluster_url)) =
+        (common::qdrant::url(), common::qdrant::cluster_url())
+    else {
         common::qdrant::skipping(name);
         return None;
     };
@@ -74,6 +76,14 @@ fn subjects(
                 &embedded,
                 VectorLocation::Qdrant(qdrant_url.into()),
                 "qdrant",
+            ),
+        },
+        Subject {
+            name: "qdrant cluster",
+            stack: open(
+                &embedded,
+                VectorLocation::Qdrant(cluster_url.into()),
+                "qdrant-cluster",
             ),
         },
         Subject {

@@ -258,23 +258,42 @@ pub fn url() -> Option<String> {
         Ok(url) if !url.is_empty() => Some((url, None)),
         _ => match Server::start() {
             Some(server) => {
-                // Statics are never dropped: a watcher stops the server when this process ends.
-                let _ = Command::new("sh")
-                    .arg("-c")
-                    .arg(format!(
-                        "while kill -0 {} 2>/dev/null; do sleep 0.5; done; kill {}",
-                        std::process::id(),
-                        server.pid()
-                    ))
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn();
+                stop_with_this_process(server.pid());
                 Some((server.url(), Some(server)))
             }
             None => None,
         },
     });
     shared.as_ref().map(|(url, _)| url.clone())
+}
+
+/// Stops `pid` once this test process has ended: statics are never dropped.
+fn stop_with_this_process(pid: u32) {
+    let _ = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while kill -0 {} 2>/dev/null; do sleep 0.5; done; kill {pid}",
+            std::process::id()
+        ))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+}
+
+/// A three-peer cluster shared by this test process (its first peer's URL), or None when
+/// there is no binary.
+pub fn cluster_url() -> Option<String> {
+    static SHARED: OnceLock<Option<Cluster>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| {
+            let cluster = Cluster::start()?;
+            for peer in &cluster.peers {
+                stop_with_this_process(peer.pid());
+            }
+            Some(cluster)
+        })
+        .as_ref()
+        .map(|c| c.peers[0].url())
 }
 
 /// Says, once per test process and past the test harness's capture, that Qdrant tests skip.
