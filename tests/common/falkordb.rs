@@ -2,7 +2,7 @@
 //! or one this process starts from the binaries `scripts/install-falkordb` installed.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -198,17 +198,8 @@ pub fn address() -> String {
         Ok(addr) if !addr.is_empty() => (addr, None),
         _ => {
             let server = Server::start(None);
-            // Statics are never dropped: a watcher stops the server when this process ends.
             if let Some(pid) = server.child.as_ref().map(Child::id) {
-                let _ = Command::new("sh")
-                    .arg("-c")
-                    .arg(format!(
-                        "while kill -0 {} 2>/dev/null; do sleep 0.5; done; kill {pid}",
-                        std::process::id()
-                    ))
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn();
+                super::stop_with_this_process(pid);
             }
             (format!("127.0.0.1:{}", server.port), Some(server))
         }

@@ -109,6 +109,19 @@ pub fn signal(pid: u32, name: &str) {
     assert!(status.success(), "kill -{name} {pid}");
 }
 
+/// Stops `pid` once this test process has ended: a server held in a static is never dropped.
+pub fn stop_with_this_process(pid: u32) {
+    let _ = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while kill -0 {} 2>/dev/null; do sleep 0.5; done; kill {pid}",
+            std::process::id()
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

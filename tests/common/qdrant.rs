@@ -258,26 +258,13 @@ pub fn url() -> Option<String> {
         Ok(url) if !url.is_empty() => Some((url, None)),
         _ => match Server::start() {
             Some(server) => {
-                stop_with_this_process(server.pid());
+                super::stop_with_this_process(server.pid());
                 Some((server.url(), Some(server)))
             }
             None => None,
         },
     });
     shared.as_ref().map(|(url, _)| url.clone())
-}
-
-/// Stops `pid` once this test process has ended: statics are never dropped.
-fn stop_with_this_process(pid: u32) {
-    let _ = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "while kill -0 {} 2>/dev/null; do sleep 0.5; done; kill {pid}",
-            std::process::id()
-        ))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
 }
 
 /// A three-peer cluster shared by this test process (its first peer's URL), or None when
@@ -288,7 +275,7 @@ pub fn cluster_url() -> Option<String> {
         .get_or_init(|| {
             let cluster = Cluster::start()?;
             for peer in &cluster.peers {
-                stop_with_this_process(peer.pid());
+                super::stop_with_this_process(peer.pid());
             }
             Some(cluster)
         })
