@@ -122,6 +122,8 @@ fn a_python_mcp_client_over_stdio_records_recalls_and_reads_as_of() {
 struct HttpServer {
     child: Child,
     url: String,
+    /// Everything the server wrote on stderr so far.
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl HttpServer {
@@ -131,12 +133,19 @@ impl HttpServer {
 
     /// The server, with `env` set for it.
     fn start_with(data: &Path, env: &[(&str, &str)]) -> HttpServer {
+        Self::spawn(data, &["--http", "127.0.0.1:0"], env)
+    }
+
+    /// `strata mcp ARGS` with `env` set for it, once it listens.
+    fn spawn(data: &Path, args: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let child = Command::new(env!("CARGO_BIN_EXE_strata"))
             .env("STRATA_EMBEDDER", "hash")
+            .env_remove("STRATA_MCP_TOKEN")
             .envs(env.iter().copied())
             .arg("--data")
             .arg(data)
-            .args(["--now", NOW, "mcp", "--http", "127.0.0.1:0"])
+            .args(["--now", NOW, "mcp"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -146,29 +155,58 @@ impl HttpServer {
         let mut server = HttpServer {
             child,
             url: String::new(),
+            stderr: Default::default(),
         };
         let stderr = server.child.stderr.take().unwrap();
+        let seen = server.stderr.clone();
         // Drained to the end on its own thread: a closed pipe would fail the server's next
         // line on stderr.
         let (lines, seen_lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Ok(mut seen) = seen.lock() {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                }
                 let _ = lines.send(line);
             }
         });
         let deadline = Instant::now() + Duration::from_secs(120);
-        let mut seen = String::new();
         while let Ok(line) =
             seen_lines.recv_timeout(deadline.saturating_duration_since(Instant::now()))
         {
-            seen.push_str(&line);
-            seen.push('\n');
             if let Some(url) = line.strip_prefix("strata mcp: listening on ") {
                 server.url = url.trim().to_string();
                 return server;
             }
         }
-        panic!("the server did not listen in time:\n{seen}");
+        panic!(
+            "the server did not listen in time:\n{}",
+            server.stderr.lock().unwrap()
+        );
+    }
+
+    /// 127.0.0.1:PORT of the server, whatever address it listens on.
+    fn loopback(&self) -> String {
+        let port = self
+            .url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .unwrap();
+        format!("127.0.0.1:{port}")
+    }
+
+    /// SIGTERM, and what it wrote on stderr once it has exited (its log is flushed then).
+    fn stop(mut self) -> String {
+        common::signal(self.child.id(), "TERM");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the server ignored SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // The reader thread sees the pipe close right after the exit.
+        std::thread::sleep(Duration::from_millis(200));
+        self.stderr.lock().unwrap().clone()
     }
 }
 
@@ -306,12 +344,388 @@ fn in_shadow_mode_a_client_gets_no_results_while_the_counters_and_metrics_move()
 }
 
 #[test]
-fn the_http_transport_refuses_an_address_off_loopback() {
+fn the_http_transport_refuses_an_address_off_loopback_without_a_token() {
     let data = tempfile::tempdir().unwrap();
-    let out = common::strata(data.path(), &["mcp", "--http", "0.0.0.0:0"]);
+    let out = common::strata_command(data.path(), &["mcp", "--http", "0.0.0.0:0"])
+        .env_remove("STRATA_MCP_TOKEN")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = common::stderr(&out);
-    assert!(err.contains("not a loopback address"), "{err}");
+    assert!(
+        err.contains("not a loopback address")
+            && err.contains("--token-file")
+            && err.contains("STRATA_MCP_TOKEN"),
+        "{err}"
+    );
+}
+
+const RO_TOKEN: &str = "ro-7f3a9c2e5b8d4f1a6c0e";
+const RW_TOKEN: &str = "rw-2b9e4d7a1c6f3e8b5a0d";
+const WRONG_TOKEN: &str = "no-5e1c8a3f7b2d9e4c6a1f";
+
+/// A token file (mode 600) with a read-only token and a read-write one.
+fn token_file(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("tokens");
+    std::fs::write(
+        &path,
+        format!("# the team's tokens\n{RO_TOKEN} ro dashboards\n\n{RW_TOKEN} rw agent\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+/// One HTTP/1.1 request on its own connection: the status and the whole response.
+fn http_request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    use std::io::{Read, Write};
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}})
+    .to_string();
+    let body = if method == "POST" {
+        body
+    } else {
+        String::new()
+    };
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {response:?}"));
+    (status, response)
+}
+
+#[test]
+fn off_loopback_a_request_without_the_right_token_gets_401_and_no_token_reaches_the_log() {
+    let data = store_with_incident_a(&[]);
+    let secrets = tempfile::tempdir().unwrap();
+    let tokens = token_file(secrets.path());
+    let server = HttpServer::spawn(
+        data.path(),
+        &[
+            "--http",
+            "0.0.0.0:0",
+            "--token-file",
+            tokens.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(server.url.starts_with("http://0.0.0.0:"), "{}", server.url);
+    let addr = server.loopback();
+    let wrong = format!("Bearer {WRONG_TOKEN}");
+    let shouted = format!("Bearer {}", RW_TOKEN.to_uppercase());
+    let refused: [(&str, &[(&str, &str)]); 5] = [
+        ("POST", &[]),
+        ("POST", &[("Authorization", &wrong)]),
+        ("POST", &[("Authorization", &shouted)]),
+        ("POST", &[("Authorization", "Basic YWdlbnQ6c2VjcmV0")]),
+        ("GET", &[]),
+    ];
+    for (method, headers) in refused {
+        let path = if method == "GET" { "/metrics" } else { "/mcp" };
+        let (status, response) = http_request(&addr, method, path, headers);
+        assert_eq!(status, 401, "{method} {path} {headers:?}:\n{response}");
+        let lower = response.to_lowercase();
+        assert!(
+            lower.contains("www-authenticate: bearer realm=\"strata\""),
+            "{response}"
+        );
+        assert!(!response.contains(WRONG_TOKEN) && !response.contains(RW_TOKEN));
+    }
+    let (_, wrong_answer) = http_request(&addr, "POST", "/mcp", &[("Authorization", &wrong)]);
+    assert!(
+        wrong_answer.contains("error=\"invalid_token\""),
+        "{wrong_answer}"
+    );
+
+    // A read-only token reads the metrics.
+    let ro = format!("Bearer {RO_TOKEN}");
+    let (status, metrics) = http_request(&addr, "GET", "/metrics", &[("Authorization", &ro)]);
+    assert_eq!(status, 200, "{metrics}");
+    assert!(metrics.contains("strata_episodes 1"), "{metrics}");
+
+    let stderr = server.stop();
+    assert!(stderr.contains("2 bearer tokens accepted"), "{stderr}");
+    assert!(stderr.contains("no TLS off loopback"), "{stderr}");
+    let log = std::fs::read_to_string(data.path().join("strata.log")).unwrap();
+    let refusals: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("401 Unauthorized"))
+        .collect();
+    assert_eq!(refusals.len(), 6, "one line a refusal:\n{log}");
+    assert!(
+        refusals.iter().all(|l| l.contains("peer=127.0.0.1:")),
+        "{log}"
+    );
+    assert_eq!(
+        refusals
+            .iter()
+            .filter(|l| l.contains("a bearer token this server does not accept"))
+            .count(),
+        3,
+        "{log}"
+    );
+    assert!(
+        refusals
+            .iter()
+            .any(|l| l.contains("no Authorization header") && l.contains("/metrics"))
+    );
+    for secret in [
+        WRONG_TOKEN,
+        RO_TOKEN,
+        RW_TOKEN,
+        &RW_TOKEN.to_uppercase(),
+        "YWdlbnQ6c2VjcmV0",
+    ] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+        assert!(!stderr.contains(secret), "{secret} on stderr:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_read_only_token_reads_and_is_refused_record_incident() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let data = store_with_incident_a(&[]);
+    let secrets = tempfile::tempdir().unwrap();
+    let tokens = token_file(secrets.path());
+    let server = HttpServer::spawn(
+        data.path(),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            tokens.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let out = Command::new(&python)
+        .arg(client_script())
+        .args(["http", &server.url, "read-only"])
+        .env("STRATA_TEST_TOKEN", RO_TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stdout(&out),
+        common::stderr(&out)
+    );
+    let summary: Value =
+        serde_json::from_str(common::stdout(&out).lines().last().unwrap_or_default()).unwrap();
+    let refused = &summary["refused"];
+    assert_eq!(refused["code"], -32600, "{summary}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("record_incident")
+            && message.contains("\"dashboards\" is read-only")
+            && message.contains("nothing was written"),
+        "{message}"
+    );
+    assert_eq!(refused["data"]["role"], "ro", "{summary}");
+    assert!(!refused.to_string().contains(RO_TOKEN));
+    assert_eq!(summary["recall"], json!(["INC-A"]), "{summary}");
+    assert_eq!(summary["timeline"], json!(["INC-A"]), "{summary}");
+    let stderr = server.stop();
+    // Nothing was written: the store still holds INC-A alone.
+    let out = common::strata(data.path(), &["--now", NOW, "lineage", "INC-B", "--json"]);
+    assert!(!out.status.success(), "INC-B was recorded");
+    let log = std::fs::read_to_string(data.path().join("strata.log")).unwrap();
+    assert!(
+        log.contains("refused a write to a read-only token") && log.contains("by=\"dashboards\""),
+        "{log}"
+    );
+    assert!(!log.contains(RO_TOKEN) && !stderr.contains(RO_TOKEN));
+}
+
+#[test]
+fn over_tls_with_a_generated_certificate_a_read_write_token_runs_the_whole_scenario() {
+    let Some(python) = python() else {
+        eprintln!("skipped: no Python MCP client (run scripts/install-mcp-client)");
+        return;
+    };
+    let data = store_with_incident_a(&[]);
+    let secrets = tempfile::tempdir().unwrap();
+    // A team's CA, and the server's certificate it signed (served with the chain).
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "strata team CA");
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let server_key = KeyPair::generate().unwrap();
+    let server_cert =
+        CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .unwrap()
+            .signed_by(&server_key, &issuer)
+            .unwrap();
+    let ca = secrets.path().join("ca.pem");
+    let cert = secrets.path().join("cert.pem");
+    let key = secrets.path().join("key.pem");
+    std::fs::write(&ca, ca_cert.pem()).unwrap();
+    std::fs::write(&cert, server_cert.pem() + &ca_cert.pem()).unwrap();
+    std::fs::write(&key, server_key.serialize_pem()).unwrap();
+    // The token from the environment this time: read-write.
+    let server = HttpServer::spawn(
+        data.path(),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+        &[("STRATA_MCP_TOKEN", RW_TOKEN)],
+    );
+    assert!(
+        server.url.starts_with("https://127.0.0.1:"),
+        "{}",
+        server.url
+    );
+    let client = |token: &str| {
+        Command::new(&python)
+            .arg(client_script())
+            .args(["http", &server.url, "scenario"])
+            .env("STRATA_TEST_TOKEN", token)
+            .env("STRATA_TEST_CA", &ca)
+            .output()
+            .unwrap()
+    };
+    // The wrong token is refused at the HTTP layer, before any MCP; the client hanging up on
+    // the refusal leaves the server running (a TLS write to a reset socket once ended it).
+    let refused = client(WRONG_TOKEN);
+    assert!(!refused.status.success(), "{}", common::stdout(&refused));
+    let out = client(RW_TOKEN);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stdout(&out),
+        common::stderr(&out)
+    );
+    let summary: Value =
+        serde_json::from_str(common::stdout(&out).lines().last().unwrap_or_default()).unwrap();
+    check_summary(&summary);
+    // Plain HTTP on the TLS port gets no answer.
+    let plain = std::net::TcpStream::connect(server.loopback()).map(|mut s| {
+        use std::io::{Read, Write};
+        let _ = s.set_read_timeout(Some(Duration::from_secs(15)));
+        let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let mut answer = Vec::new();
+        let _ = s.read_to_end(&mut answer);
+        answer
+    });
+    assert!(
+        !String::from_utf8_lossy(&plain.unwrap()).contains("strata_"),
+        "metrics over plain HTTP"
+    );
+    let stderr = server.stop();
+    let log = std::fs::read_to_string(data.path().join("strata.log")).unwrap();
+    assert!(log.contains("by=\"env\""), "{log}");
+    assert!(
+        log.contains("401 Unauthorized")
+            && log.contains("a bearer token this server does not accept"),
+        "the wrong token's refusal is logged:\n{log}"
+    );
+    assert!(!log.contains(RW_TOKEN) && !log.contains(WRONG_TOKEN));
+    assert!(!stderr.contains(RW_TOKEN) && !stderr.contains(WRONG_TOKEN));
+}
+
+#[test]
+fn a_token_file_other_users_may_read_is_refused_saying_why() {
+    use std::os::unix::fs::PermissionsExt;
+    let data = tempfile::tempdir().unwrap();
+    let secrets = tempfile::tempdir().unwrap();
+    let tokens = token_file(secrets.path());
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let serve = |tokens: &Path| {
+        common::strata_command(
+            data.path(),
+            &[
+                "mcp",
+                "--http",
+                "0.0.0.0:0",
+                "--token-file",
+                tokens.to_str().unwrap(),
+            ],
+        )
+        .env_remove("STRATA_MCP_TOKEN")
+        .output()
+        .unwrap()
+    };
+    let out = serve(&tokens);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains(tokens.to_str().unwrap())
+            && err.contains("other users")
+            && err.contains("mode 644")
+            && err.contains("chmod 600"),
+        "{err}"
+    );
+    // A line that is not `TOKEN ro|rw NAME` is named, and its token is not repeated.
+    std::fs::write(
+        &tokens,
+        format!("{RO_TOKEN} ro dashboards\n{RW_TOKEN} admin agent\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = serve(&tokens);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains(&format!("{}:2:", tokens.display()))
+            && err.contains("`ro` (read-only) or `rw`"),
+        "{err}"
+    );
+    assert!(!err.contains(RW_TOKEN) && !err.contains(RO_TOKEN), "{err}");
+    // A certificate that is not one is named too.
+    let out = common::strata_command(
+        data.path(),
+        &[
+            "mcp",
+            "--http",
+            "127.0.0.1:0",
+            "--tls-cert",
+            tokens.to_str().unwrap(),
+            "--tls-key",
+            tokens.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("the TLS certificate") && err.contains("no certificate"),
+        "{err}"
+    );
+    assert!(!err.contains(RW_TOKEN), "{err}");
 }
 
 #[test]

@@ -2,9 +2,13 @@
 
 usage: mcp_client.py stdio STRATA DATA MODE [STRATA ARGS...] | mcp_client.py http URL MODE
 
-MODE is `scenario` (everything below), `fail-open` (recall with the vector server down) or
+MODE is `scenario` (everything below), `fail-open` (recall with the vector server down),
 `shadow` (over HTTP, a server in shadow mode: recalls hand back nothing; then /metrics, read
-by the Prometheus client library's text parser).
+by the Prometheus client library's text parser) or `read-only` (over HTTP with a read-only
+token: reads answer, record_incident is neither listed nor accepted).
+
+Over HTTP, STRATA_TEST_TOKEN (when set) is sent as `Authorization: Bearer`, and STRATA_TEST_CA
+(when set) is the only CA trusted for https.
 
 The store holds INC-A (ingested by the CLI at 2026-11-25T00:00:00Z); the server's clock is
 2026-12-01T00:00:00Z. Every check is an assert; the last line printed is a JSON summary.
@@ -12,11 +16,15 @@ The store holds INC-A (ingested by the CLI at 2026-11-25T00:00:00Z); the server'
 
 import asyncio
 import json
+import os
+import ssl
 import sys
 import urllib.request
 
-from mcp import Client
+import httpx2
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 BEFORE = "2026-11-28T00:00:00Z"  # after INC-A was recorded, before INC-B was
 NOW = "2026-12-01T00:00:00Z"
@@ -248,6 +256,40 @@ async def shadow(client, url):
     return {"withheld": withheld, "content_type": content_type, "samples": samples}
 
 
+async def read_only(client):
+    """A read-only token: every read answers; record_incident is not listed and is refused."""
+    tools = {t.name for t in (await client.list_tools()).tools}
+    assert "record_incident" not in tools and "recall" in tools, sorted(tools)
+    try:
+        await client.call_tool("record_incident", RECORD_B)
+    except MCPError as refused:
+        error = {"code": refused.code, "message": refused.message, "data": refused.data}
+    else:
+        raise AssertionError("a read-only token recorded an incident")
+    answer = structured(
+        await client.call_tool("recall", {"query": "checkout connection pool exhausted", "entities": ["service:checkout"]})
+    )
+    timeline = structured(await client.call_tool("timeline", {"limit": 50}))
+    return {
+        "tools": sorted(tools),
+        "refused": error,
+        "recall": fingerprints(answer),
+        "timeline": [e["incident_fingerprint"] for e in timeline["episodes"]],
+    }
+
+
+def http_transport(url):
+    """Streamable HTTP with the test's token and CA, when given."""
+    headers = {}
+    if os.environ.get("STRATA_TEST_TOKEN"):
+        headers["Authorization"] = "Bearer " + os.environ["STRATA_TEST_TOKEN"]
+    verify = True
+    if os.environ.get("STRATA_TEST_CA"):
+        verify = ssl.create_default_context(cafile=os.environ["STRATA_TEST_CA"])
+    http = httpx2.AsyncClient(headers=headers, verify=verify, timeout=httpx2.Timeout(30, read=300))
+    return streamable_http_client(url, http_client=http)
+
+
 async def main():
     transport = sys.argv[1]
     if transport == "stdio":
@@ -257,13 +299,17 @@ async def main():
             args=["--data", data, "--now", NOW, *sys.argv[5:], "mcp"],
             env={"STRATA_EMBEDDER": "hash", "PATH": "/usr/bin:/bin"},
         )
+        transport = server
     else:
         server, mode = sys.argv[2], sys.argv[3]
-    async with Client(server) as client:
+        transport = http_transport(server)
+    async with Client(transport) as client:
         if mode == "scenario":
             summary = await scenario(client)
         elif mode == "shadow":
             summary = await shadow(client, server)
+        elif mode == "read-only":
+            summary = await read_only(client)
         else:
             summary = await fail_open(client)
     print(json.dumps(summary))

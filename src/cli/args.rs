@@ -341,10 +341,20 @@ pub struct EvalArgs {
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
-    /// Serve streamable HTTP at http://ADDR/mcp (a loopback address; port 0 picks one)
-    /// instead of stdio
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (port 0 picks one); off
+    /// loopback only with bearer tokens (--token-file or STRATA_MCP_TOKEN)
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Require a bearer token on every HTTP request: one `TOKEN ro|rw NAME` a line (`ro`:
+    /// read-only, no record_incident); refused when other users may read it
+    #[arg(long, value_name = "FILE", requires = "http")]
+    pub token_file: Option<PathBuf>,
+    /// Serve HTTPS with this PEM certificate chain (leaf first)
+    #[arg(long, value_name = "PEM", requires_all = ["http", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -5,17 +5,20 @@ use std::sync::Arc;
 
 use rmcp::handler::server::common::{schema_for_output, schema_for_type};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResult, Implementation, JsonObject, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorCode, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool, tool_handler, tool_router};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::access::{Access, Role};
 use super::answers::{CodeUnits, Skills};
 use super::params::{
     ArgumentError, CodeParams, EpisodeParams, RecallParams, SkillsParams, TimelineParams,
@@ -422,8 +425,79 @@ fn quiet_report() -> Report {
     }
 }
 
+/// What the caller may do: over HTTP, what its token grants (the HTTP layer puts it on every
+/// request it lets through; a request without one may only read); over stdio, everything (the
+/// host started the process).
+fn access_of(context: &RequestContext<RoleServer>) -> Access {
+    match context.extensions.get::<axum::http::request::Parts>() {
+        None => Access::open(),
+        Some(parts) => parts.extensions.get::<Access>().cloned().unwrap_or(Access {
+            name: None,
+            role: Role::ReadOnly,
+        }),
+    }
+}
+
+/// A tool that writes: any not annotated read-only (`record_incident`, and whatever write
+/// tool comes next).
+fn writes(tool: &Tool) -> bool {
+    tool.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true)
+}
+
+fn may_call(access: &Access, tool: &Tool) -> bool {
+    access.role == Role::ReadWrite || !writes(tool)
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for MemoryServer {
+    /// A read-only token lists only the tools it may call.
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let access = access_of(&context);
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .filter(|tool| may_call(&access, tool))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// Refuses a write tool to a read-only token, before anything runs.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(tool) = self.tool_router.get(&request.name) {
+            let access = access_of(&context);
+            if !may_call(&access, tool) {
+                tracing::warn!(tool = %request.name, by = access.holder(), "refused a write to a read-only token");
+                return Err(ErrorData::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "{} writes to memory and the token {:?} is read-only; nothing was written (a read-write `rw` token may call it)",
+                        request.name,
+                        access.holder()
+                    ),
+                    Some(json!({
+                        "tool": request.name,
+                        "token": access.holder(),
+                        "role": access.role.as_str(),
+                    })),
+                ));
+            }
+            if writes(tool) {
+                tracing::info!(tool = %request.name, by = access.holder(), "write tool called");
+            }
+        }
+        let call = ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()

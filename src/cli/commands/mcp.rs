@@ -6,9 +6,39 @@ use color_eyre::eyre::Result;
 use crate::cli::args::McpArgs;
 use crate::cli::context::Context;
 use strata::explorer::live::LiveRecall;
-use strata::mcp::{self, Clock, Memory, MemoryServer};
+use strata::mcp::{self, Clock, HttpOptions, Memory, MemoryServer, Tokens};
+
+/// What `--http` serves with, read before the store opens: a bad token file or certificate
+/// fails at once.
+fn http_options(args: &McpArgs) -> Result<Option<HttpOptions>> {
+    let Some(addr) = args.http else {
+        return Ok(None);
+    };
+    let env = std::env::var(mcp::access::ENV_TOKEN).ok();
+    let tokens = Tokens::load(args.token_file.as_deref(), env.as_deref())?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(mcp::tls::server_config(cert, key)?),
+        _ => None,
+    };
+    Ok(Some(HttpOptions { addr, tokens, tls }))
+}
+
+/// A client that hangs up mid-answer is that connection's end, not the server's: with
+/// SIGPIPE at its default (see main), a TLS write (writev) to a reset socket would end the
+/// process.
+fn ignore_sigpipe() {
+    // SAFETY: SIG_IGN is always a valid disposition, and sigaction is process-wide and
+    // thread-safe; nothing in this process relies on SIGPIPE being delivered.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
 
 pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
+    let http = http_options(args)?;
+    if http.is_some() {
+        ignore_sigpipe();
+    }
     let store = ctx.open_store()?;
     let generation = store.generation().ok();
     let mut stack = ctx.open_recall(store.clone());
@@ -36,13 +66,25 @@ pub fn run(ctx: &Context, args: &McpArgs) -> Result<ExitCode> {
         .enable_all()
         .build()?;
     let served = runtime.block_on(async {
-        match args.http {
+        match http {
             None => mcp::serve_stdio(server).await,
-            Some(addr) => {
-                mcp::serve_http(server, addr, |bound| {
+            Some(options) => {
+                mcp::serve_http(server, options, |bound| {
                     // Not through say!: redaction would mask the address, and it is ours.
-                    eprintln!("strata mcp: listening on http://{bound}{}", mcp::HTTP_PATH);
-                    eprintln!("strata mcp: metrics at http://{bound}{}", mcp::METRICS_PATH);
+                    eprintln!("strata mcp: listening on {}", bound.url(mcp::HTTP_PATH));
+                    eprintln!("strata mcp: metrics at {}", bound.url(mcp::METRICS_PATH));
+                    if bound.tokens > 0 {
+                        eprintln!(
+                            "strata mcp: {} bearer token{} accepted; requests without one get 401",
+                            bound.tokens,
+                            if bound.tokens == 1 { "" } else { "s" }
+                        );
+                    }
+                    if !bound.addr.ip().is_loopback() && !bound.tls {
+                        eprintln!(
+                            "strata mcp: warning: no TLS off loopback: tokens cross the network in clear text (--tls-cert and --tls-key, or a TLS proxy in front)"
+                        );
+                    }
                 })
                 .await
             }
