@@ -5,7 +5,7 @@ usage: mcp_client.py stdio STRATA DATA MODE [STRATA ARGS...] | mcp_client.py htt
 MODE is `scenario` (everything below), `fail-open` (recall with the vector server down),
 `shadow` (over HTTP, a server in shadow mode: recalls hand back nothing; then /metrics, read
 by the Prometheus client library's text parser) or `read-only` (over HTTP with a read-only
-token: reads answer, record_incident is neither listed nor accepted).
+token: reads answer, record_incident and correct_memory are neither listed nor accepted).
 
 Over HTTP, STRATA_TEST_TOKEN (when set) is sent as `Authorization: Bearer`, and STRATA_TEST_CA
 (when set) is the only CA trusted for https.
@@ -259,13 +259,19 @@ async def shadow(client, url):
 async def read_only(client):
     """A read-only token: every read answers; record_incident is not listed and is refused."""
     tools = {t.name for t in (await client.list_tools()).tools}
-    assert "record_incident" not in tools and "recall" in tools, sorted(tools)
+    assert not {"record_incident", "correct_memory"} & tools and "recall" in tools, sorted(tools)
     try:
         await client.call_tool("record_incident", RECORD_B)
     except MCPError as refused:
         error = {"code": refused.code, "message": refused.message, "data": refused.data}
     else:
         raise AssertionError("a read-only token recorded an incident")
+    try:
+        await client.call_tool("correct_memory", {"incident_fingerprint": "INC-A"})
+    except MCPError as refused:
+        assert "correct_memory writes to memory" in refused.message, refused.message
+    else:
+        raise AssertionError("a read-only token corrected memory")
     answer = structured(
         await client.call_tool("recall", {"query": "checkout connection pool exhausted", "entities": ["service:checkout"]})
     )
