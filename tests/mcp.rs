@@ -53,11 +53,29 @@ fn client_script() -> PathBuf {
 }
 
 fn run_client(python: &Path, args: &[&str]) -> Value {
-    let out = Command::new(python)
-        .arg(client_script())
-        .args(args)
-        .output()
-        .unwrap();
+    run_client_with(python, args, &[])
+}
+
+/// The client, with `env` set for it (STRATA_TEST_TOKEN, STRATA_TEST_CA).
+fn client_output(
+    python: &Path,
+    args: &[&str],
+    env: &[(&str, &dyn AsRef<std::ffi::OsStr>)],
+) -> std::process::Output {
+    let mut client = Command::new(python);
+    client.arg(client_script()).args(args);
+    for (name, value) in env {
+        client.env(name, value);
+    }
+    client.output().unwrap()
+}
+
+fn run_client_with(
+    python: &Path,
+    args: &[&str],
+    env: &[(&str, &dyn AsRef<std::ffi::OsStr>)],
+) -> Value {
+    let out = client_output(python, args, env);
     assert!(
         out.status.success(),
         "the MCP client failed:\n{}\n{}",
@@ -184,6 +202,14 @@ impl HttpServer {
             "the server did not listen in time:\n{}",
             server.stderr.lock().unwrap()
         );
+    }
+
+    /// The server on `addr` with [`token_file`]'s tokens (kept in the directory returned).
+    fn with_token_file(data: &Path, addr: &str) -> (tempfile::TempDir, HttpServer) {
+        let secrets = tempfile::tempdir().unwrap();
+        let tokens = token_file(secrets.path());
+        let args = ["--http", addr, "--token-file", tokens.to_str().unwrap()];
+        (secrets, HttpServer::spawn(data, &args, &[]))
     }
 
     /// 127.0.0.1:PORT of the server, whatever address it listens on.
@@ -418,18 +444,7 @@ fn http_request(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) 
 #[test]
 fn off_loopback_a_request_without_the_right_token_gets_401_and_no_token_reaches_the_log() {
     let data = store_with_incident_a(&[]);
-    let secrets = tempfile::tempdir().unwrap();
-    let tokens = token_file(secrets.path());
-    let server = HttpServer::spawn(
-        data.path(),
-        &[
-            "--http",
-            "0.0.0.0:0",
-            "--token-file",
-            tokens.to_str().unwrap(),
-        ],
-        &[],
-    );
+    let (_secrets, server) = HttpServer::with_token_file(data.path(), "0.0.0.0:0");
     assert!(server.url.starts_with("http://0.0.0.0:"), "{}", server.url);
     let addr = server.loopback();
     let wrong = format!("Bearer {WRONG_TOKEN}");
@@ -509,32 +524,12 @@ fn a_read_only_token_reads_and_is_refused_record_incident() {
         return;
     };
     let data = store_with_incident_a(&[]);
-    let secrets = tempfile::tempdir().unwrap();
-    let tokens = token_file(secrets.path());
-    let server = HttpServer::spawn(
-        data.path(),
-        &[
-            "--http",
-            "127.0.0.1:0",
-            "--token-file",
-            tokens.to_str().unwrap(),
-        ],
-        &[],
+    let (_secrets, server) = HttpServer::with_token_file(data.path(), "127.0.0.1:0");
+    let summary = run_client_with(
+        &python,
+        &["http", &server.url, "read-only"],
+        &[("STRATA_TEST_TOKEN", &RO_TOKEN)],
     );
-    let out = Command::new(&python)
-        .arg(client_script())
-        .args(["http", &server.url, "read-only"])
-        .env("STRATA_TEST_TOKEN", RO_TOKEN)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        common::stdout(&out),
-        common::stderr(&out)
-    );
-    let summary: Value =
-        serde_json::from_str(common::stdout(&out).lines().last().unwrap_or_default()).unwrap();
     let refused = &summary["refused"];
     assert_eq!(refused["code"], -32600, "{summary}");
     let message = refused["message"].as_str().unwrap();
@@ -608,28 +603,20 @@ fn over_tls_with_a_generated_certificate_a_read_write_token_runs_the_whole_scena
         "{}",
         server.url
     );
-    let client = |token: &str| {
-        Command::new(&python)
-            .arg(client_script())
-            .args(["http", &server.url, "scenario"])
-            .env("STRATA_TEST_TOKEN", token)
-            .env("STRATA_TEST_CA", &ca)
-            .output()
-            .unwrap()
-    };
+    let scenario = ["http", server.url.as_str(), "scenario"];
     // The wrong token is refused at the HTTP layer, before any MCP; the client hanging up on
     // the refusal leaves the server running (a TLS write to a reset socket once ended it).
-    let refused = client(WRONG_TOKEN);
-    assert!(!refused.status.success(), "{}", common::stdout(&refused));
-    let out = client(RW_TOKEN);
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        common::stdout(&out),
-        common::stderr(&out)
+    let refused = client_output(
+        &python,
+        &scenario,
+        &[("STRATA_TEST_TOKEN", &WRONG_TOKEN), ("STRATA_TEST_CA", &ca)],
     );
-    let summary: Value =
-        serde_json::from_str(common::stdout(&out).lines().last().unwrap_or_default()).unwrap();
+    assert!(!refused.status.success(), "{}", common::stdout(&refused));
+    let summary = run_client_with(
+        &python,
+        &scenario,
+        &[("STRATA_TEST_TOKEN", &RW_TOKEN), ("STRATA_TEST_CA", &ca)],
+    );
     check_summary(&summary);
     // Plain HTTP on the TLS port gets no answer.
     let plain = std::net::TcpStream::connect(server.loopback()).map(|mut s| {
