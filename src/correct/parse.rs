@@ -1,6 +1,7 @@
 //! The NDJSON of `strata correct`: one correction a line, every error located as ingest
 //! locates its own (`file:line: field: what was expected`).
 
+use crate::ingest::json_kind;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -75,7 +76,7 @@ fn required_text(
         Some(other) => Err(IngestError::new(
             origin,
             field,
-            format!("expected a string, got {}", kind(&other)),
+            format!("expected a string, got {}", json_kind(&other)),
         )),
         None => Err(IngestError::new(
             origin,
@@ -97,17 +98,6 @@ fn checked_text(origin: &str, field: &str, s: &str) -> Result<(), IngestError> {
         return Err(IngestError::new(origin, field, "contains NUL"));
     }
     Ok(())
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn inner<T: DeserializeOwned>(origin: &str, kind: &str, value: Value) -> Result<T, IngestError> {
@@ -140,7 +130,7 @@ pub fn parse_line(origin: &str, value: Value) -> Result<CorrectionLine, IngestEr
         return Err(IngestError::new(
             origin,
             "-",
-            format!("expected a JSON object, got {}", kind(&value)),
+            format!("expected a JSON object, got {}", json_kind(&value)),
         ));
     };
     let named: Vec<&str> = Correction::KINDS

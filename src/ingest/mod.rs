@@ -5,6 +5,7 @@ mod batch;
 mod error;
 mod limits;
 mod record;
+pub(crate) use record::kind as json_kind;
 pub mod schema;
 mod source;
 mod stream;

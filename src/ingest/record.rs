@@ -57,7 +57,8 @@ struct Fields<'v, 'e> {
     errors: &'e mut Vec<FieldError>,
 }
 
-fn kind(v: &Value) -> &'static str {
+/// What a JSON value is, for "expected …, got …" messages.
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
