@@ -459,6 +459,218 @@ fn no_byte_of_a_query_or_an_answer_reaches_the_log_the_metrics_or_the_spans() {
     }
 }
 
+/// An OTLP/HTTP collector on loopback: it decodes every export it is sent (protobuf, as a
+/// collector does) and keeps the requests' paths, bodies and decoded spans.
+struct Collector {
+    address: String,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Export>>>,
+}
+
+struct Export {
+    path: String,
+    content_type: String,
+    body: Vec<u8>,
+    spans: Vec<opentelemetry_proto::tonic::trace::v1::Span>,
+    resource: String,
+}
+
+impl Collector {
+    fn start() -> Collector {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let shared = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let shared = shared.clone();
+                std::thread::spawn(move || serve(stream, &shared));
+            }
+        });
+        Collector { address, received }
+    }
+
+    fn exports(&self) -> std::sync::MutexGuard<'_, Vec<Export>> {
+        self.received.lock().unwrap()
+    }
+}
+
+/// Answers every request on one connection (the exporter keeps it alive) with an empty
+/// `ExportTraceServiceResponse`.
+fn serve(stream: std::net::TcpStream, received: &std::sync::Mutex<Vec<Export>>) {
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use prost::Message;
+    use std::io::Read;
+
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut writer = stream;
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = request_line.split(' ').nth(1).unwrap_or("").to_string();
+        let (mut length, mut content_type) = (0usize, String::new());
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            let (name, value) = header.split_once(':').unwrap();
+            match name.to_ascii_lowercase().as_str() {
+                "content-length" => length = value.trim().parse().unwrap(),
+                "content-type" => content_type = value.trim().to_string(),
+                _ => {}
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let request = ExportTraceServiceRequest::decode(body.as_slice()).unwrap();
+        let resource = format!("{:?}", request.resource_spans.first().map(|r| &r.resource));
+        let spans = request
+            .resource_spans
+            .into_iter()
+            .flat_map(|r| r.scope_spans)
+            .flat_map(|s| s.spans)
+            .collect();
+        received.lock().unwrap().push(Export {
+            path,
+            content_type,
+            body,
+            spans,
+            resource,
+        });
+        writer
+            .write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n",
+            )
+            .unwrap();
+    }
+}
+
+fn attribute<'a>(
+    span: &'a opentelemetry_proto::tonic::trace::v1::Span,
+    key: &str,
+) -> Option<&'a opentelemetry_proto::tonic::common::v1::any_value::Value> {
+    span.attributes
+        .iter()
+        .find(|a| a.key == key)
+        .and_then(|a| a.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+#[test]
+fn spans_reach_an_otlp_collector_with_counts_only_and_only_when_asked() {
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Attr;
+
+    let data = store();
+    let collector = Collector::start();
+    // Off by default: a recall with no endpoint configured sends nothing.
+    let out = common::strata_command(data.path(), &["--now", NOW, "recall", "quagga pool"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(
+        collector.exports().len(),
+        0,
+        "sent with no endpoint configured"
+    );
+
+    // From the config file, by `strata recall` processes, one per query.
+    let config = data.path().join("otlp.toml");
+    std::fs::write(
+        &config,
+        format!("[telemetry]\notlp_endpoint = \"{}\"\n", collector.address),
+    )
+    .unwrap();
+    for (i, query) in HOSTILE_QUERIES.iter().enumerate() {
+        let mode = if i % 2 == 0 { "active" } else { "shadow" };
+        let out = common::strata_command(
+            data.path(),
+            &["--now", NOW, "--recall-mode", mode, "recall", query],
+        )
+        .env("STRATA_CONFIG", &config)
+        .output()
+        .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    // From the environment, by an MCP server answering several recalls.
+    let mut server = McpProcess::start(
+        data.path(),
+        &[("STRATA_OTLP_ENDPOINT", collector.address.as_str())],
+    );
+    for (id, query) in HOSTILE_QUERIES.iter().enumerate() {
+        server.recall(id as u64 + 1, query);
+    }
+    server.finish();
+
+    let exports = collector.exports();
+    let spans: Vec<_> = exports.iter().flat_map(|e| &e.spans).collect();
+    assert_eq!(
+        spans.len(),
+        2 * HOSTILE_QUERIES.len(),
+        "one span per recall"
+    );
+    for export in exports.iter() {
+        assert_eq!(export.path, "/v1/traces");
+        assert_eq!(export.content_type, "application/x-protobuf");
+        assert!(export.resource.contains("strata"), "{}", export.resource);
+    }
+    for span in &spans {
+        assert_eq!(span.name, "recall");
+        assert!(
+            matches!(attribute(span, "mode"), Some(Attr::StringValue(m)) if m == "active" || m == "shadow"),
+            "{span:?}"
+        );
+        for counted in [
+            "k",
+            "entities",
+            "semantic_hits",
+            "bm25_hits",
+            "graph_hits",
+            "results",
+        ] {
+            assert!(
+                matches!(attribute(span, counted), Some(Attr::IntValue(_))),
+                "{counted} in {span:?}"
+            );
+        }
+        for timed in ["semantic_ms", "bm25_ms", "graph_ms", "ms"] {
+            assert!(
+                matches!(attribute(span, timed), Some(Attr::DoubleValue(_))),
+                "{timed} in {span:?}"
+            );
+        }
+        assert!(span.events.is_empty(), "events went out: {span:?}");
+        assert_clean("a span", &format!("{span:?}"));
+    }
+    let texts: Vec<&str> = FORBIDDEN.into_iter().filter(|p| p.len() > 1).collect();
+    for export in exports.iter() {
+        let found: Vec<&&str> = texts
+            .iter()
+            .filter(|p| export.body.windows(p.len()).any(|w| w == p.as_bytes()))
+            .collect();
+        assert!(found.is_empty(), "an export holds {found:?}");
+    }
+}
+
+#[test]
+fn an_otlp_endpoint_that_is_not_an_http_address_is_refused_naming_the_key() {
+    let data = store();
+    let out = common::strata_command(data.path(), &["--now", NOW, "recall", "quagga"])
+        .env("STRATA_OTLP_ENDPOINT", "127.0.0.1:4317")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("otlp_endpoint") && err.contains("expected an http:// or https:// address"),
+        "{err}"
+    );
+}
+
 /// The explorer's screen after `script`, on `data`, with `args` before the command.
 fn explorer_screen(data: &Path, args: &[&str], script: &str) -> String {
     let dir = tempfile::tempdir().unwrap();

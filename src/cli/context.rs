@@ -12,6 +12,7 @@ use strata::index::VectorLocation;
 use strata::model::Timestamp;
 use strata::recall::{RecallEngine, RecallMode, RecallStack, StackOptions};
 use strata::store::{KnowledgeTime, MemoryStore, StoreLocation};
+use strata::telemetry::otlp::{OtlpError, OtlpExport};
 use strata::telemetry::{self, CounterReader, Counters, Recorder, WarmSignal};
 
 /// What every command shares: where the data lives, what time it is, which embedder.
@@ -251,36 +252,80 @@ impl Context {
         }
     }
 
-    /// Logs go to `strata.log` in the data directory, never to the terminal.
-    pub fn init_logging(&self) -> Option<WorkerGuard> {
+    /// Logs go to `strata.log` in the data directory, never to the terminal; spans also go to
+    /// an OTLP collector when `STRATA_OTLP_ENDPOINT` or `[telemetry] otlp_endpoint` names one.
+    pub fn init_logging(&self) -> Result<LogGuards, OtlpError> {
+        use tracing_subscriber::Layer as _;
+        use tracing_subscriber::layer::SubscriberExt as _;
+        use tracing_subscriber::util::SubscriberInitExt as _;
+
+        let endpoint = std::env::var("STRATA_OTLP_ENDPOINT")
+            .ok()
+            .filter(|e| !e.trim().is_empty())
+            .or_else(|| self.config.telemetry.otlp_endpoint.clone());
+        let (otlp_layer, otlp) = match endpoint {
+            Some(endpoint) => {
+                let (layer, export) = strata::telemetry::otlp::layer(&endpoint)?;
+                (Some(layer), Some(export))
+            }
+            None => (None, None),
+        };
+        let (file_layer, file) = match self.log_writer() {
+            Some((writer, guard)) => {
+                let layer = tracing_subscriber::fmt::layer()
+                    .with_writer(writer)
+                    .with_ansi(false)
+                    .with_filter(log_filter());
+                (Some(layer), Some(guard))
+            }
+            None => (None, None),
+        };
+        // Another subscriber already set (a test harness) keeps its own.
+        let _ = tracing_subscriber::registry()
+            .with(file_layer)
+            .with(otlp_layer)
+            .try_init();
+        Ok(LogGuards {
+            _file: file,
+            _otlp: otlp,
+        })
+    }
+
+    /// `DATA/strata.log`, appended to; none on a data directory that cannot be written.
+    fn log_writer(&self) -> Option<(tracing_appender::non_blocking::NonBlocking, WorkerGuard)> {
         std::fs::create_dir_all(&self.data_dir).ok()?;
-        // A data directory on a read-only filesystem gets no log, not a crash.
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.data_dir.join("strata.log"))
             .ok()?;
-        let (writer, guard) = tracing_appender::non_blocking(file);
-        let asked = std::env::var("STRATA_LOG").unwrap_or_default();
-        let mut filter = tracing_subscriber::EnvFilter::try_new(&asked)
-            .ok()
-            .filter(|_| !asked.trim().is_empty())
-            .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
-        // The MCP SDK logs whole requests and answers (queries, summaries) at debug: held at
-        // info unless STRATA_LOG names it, so bodies never reach the log by accident.
-        if !asked.contains("rmcp")
-            && let Ok(directive) = "rmcp=info".parse()
-        {
-            filter = filter.add_directive(directive);
-        }
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(writer)
-            .with_ansi(false)
-            .try_init()
-            .ok()?;
-        Some(guard)
+        Some(tracing_appender::non_blocking(file))
     }
+}
+
+/// What the log keeps: `STRATA_LOG` (an env-filter), `info` when unset.
+fn log_filter() -> tracing_subscriber::EnvFilter {
+    let asked = std::env::var("STRATA_LOG").unwrap_or_default();
+    let mut filter = tracing_subscriber::EnvFilter::try_new(&asked)
+        .ok()
+        .filter(|_| !asked.trim().is_empty())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("info"));
+    // The MCP SDK logs whole requests and answers (queries, summaries) at debug: held at
+    // info unless STRATA_LOG names it, so bodies never reach the log by accident.
+    if !asked.contains("rmcp")
+        && let Ok(directive) = "rmcp=info".parse()
+    {
+        filter = filter.add_directive(directive);
+    }
+    filter
+}
+
+/// Kept for the life of the process: dropping them writes the last log lines and sends the
+/// last spans.
+#[derive(Debug)]
+pub struct LogGuards {
+    _file: Option<WorkerGuard>,
+    _otlp: Option<OtlpExport>,
 }
 
 /// `label: done/total` on stderr: rewritten in place on a terminal, every 10% otherwise.

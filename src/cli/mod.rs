@@ -42,7 +42,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         .collect();
     strata::redact::configure(&extra)
         .map_err(|e| color_eyre::eyre::eyre!("config [redact]: {e}"))?;
-    let _log_guard = ctx.init_logging();
+    let _log_guards = ctx.init_logging().map_err(|e| {
+        color_eyre::eyre::eyre!("[telemetry] otlp_endpoint / STRATA_OTLP_ENDPOINT: {e}")
+    })?;
     match cli.command {
         None => commands::launch::run(&ctx, cli.demo),
         Some(Command::Ingest(a)) => commands::ingest::run(&ctx, &a),

@@ -30,6 +30,18 @@ pub struct Config {
     /// `[ingest]`: bounds on one record.
     #[serde(default)]
     pub ingest: crate::ingest::RecordLimits,
+    /// `[telemetry]`: where spans are exported, if anywhere.
+    #[serde(default)]
+    pub telemetry: TelemetrySection,
+}
+
+/// `[telemetry]`: optional OpenTelemetry export.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySection {
+    /// An OTLP/HTTP collector's address (`http://127.0.0.1:4318`): Strata's spans (counts and
+    /// times only) are sent there. Off when unset; `STRATA_OTLP_ENDPOINT` overrides it.
+    pub otlp_endpoint: Option<String>,
 }
 
 /// `[store]`: where memory lives when not in the embedded store.

@@ -54,6 +54,12 @@ impl Recalled {
     }
 }
 
+/// A count for a span: signed, which OpenTelemetry exports as a number (unsigned values reach
+/// it as text).
+fn count(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
 /// Milliseconds to a tenth, for a span.
 fn round_ms(ms: f64) -> f64 {
     (ms * 10.0).round() / 10.0
@@ -199,9 +205,9 @@ impl RecallEngine {
         let span = tracing::info_span!(
             "recall",
             mode = self.mode.as_str(),
-            k = request.k,
+            k = count(request.k),
             fusion = request.fusion.as_str(),
-            entities = request.entities.len(),
+            entities = count(request.entities.len()),
             semantic = tracing::field::Empty,
             semantic_hits = tracing::field::Empty,
             semantic_ms = tracing::field::Empty,
@@ -226,11 +232,11 @@ impl RecallEngine {
             let field = |what: &str| format!("{}{what}", leg.as_str());
             span.record(field("").as_str(), r.status.as_str());
             if r.status != super::response::LegStatus::Disabled {
-                span.record(field("_hits").as_str(), r.hits);
+                span.record(field("_hits").as_str(), count(r.hits));
                 span.record(field("_ms").as_str(), round_ms(r.latency_ms));
             }
         }
-        span.record("results", response.results.len());
+        span.record("results", count(response.results.len()));
         span.record("warm", warm);
         span.record("ms", round_ms(response.latency_ms));
         match &self.recorder {

@@ -12,6 +12,7 @@
 mod counters;
 pub mod metrics;
 mod observation;
+pub mod otlp;
 mod recorder;
 mod waits;
 mod warm;

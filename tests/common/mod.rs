@@ -67,6 +67,7 @@ pub fn strata_command(data: &Path, args: &[&str]) -> Command {
         .env("STRATA_EMBEDDER", "hash")
         // The developer's own ~/.config/strata (weights, say) stays out of the tests.
         .env("XDG_CONFIG_HOME", data.join("no-user-config"))
+        .env_remove("STRATA_OTLP_ENDPOINT")
         .arg("--data")
         .arg(data)
         .args(args);
