@@ -171,6 +171,81 @@ fn ingest_and_idempotency() {
     });
 }
 
+/// The ingest log read in pages of every size gives the same sequence as one read: across
+/// batches of every size and a batch of corrections, which counts a generation and writes no
+/// episode (a window of generations with nothing in it must not end the log).
+#[test]
+fn the_ingest_log_reads_the_same_in_pages_of_any_size() {
+    use strata::correct::{
+        Correction, CorrectionBatch, CorrectionItem, CorrectionLine, EpisodeCorrection, WriteOrigin,
+    };
+    conform("log_pages", |store, _| {
+        let mut n = 0;
+        for (i, size) in [1, 5, 2, 7, 3, 1, 4].into_iter().enumerate() {
+            let batch: Vec<_> = (0..size)
+                .map(|j| {
+                    n += 1;
+                    record(&format!("LOG-{i}-{j}"), "2026-01-01T10:00:00Z")
+                })
+                .collect();
+            ingest_at(store, &batch, &format!("2026-02-0{}T00:00:00Z", i + 1)).unwrap();
+            if i == 2 || i == 3 {
+                for c in 0..2 {
+                    let item = CorrectionItem {
+                        origin: "test:1".into(),
+                        line: CorrectionLine {
+                            correction: Correction::CorrectEpisode(EpisodeCorrection {
+                                incident_fingerprint: format!("LOG-{}-{c}", i - 1),
+                                summary_nl: Some(format!("corrected after batch {i}, {c}")),
+                                resolution_nl: None,
+                            }),
+                            reason: "test".into(),
+                            by: "test".into(),
+                        },
+                    };
+                    store
+                        .correct(&CorrectionBatch {
+                            items: vec![item],
+                            at: strata::store::KnowledgeTime::At(ts(&format!(
+                                "2026-02-0{}T12:0{c}:00Z",
+                                i + 1
+                            ))),
+                            origin: WriteOrigin::Human,
+                        })
+                        .unwrap();
+                }
+            }
+        }
+        let read = |limit: usize| {
+            let (mut cursor, mut out) = (0, Vec::new());
+            loop {
+                let page = store.episodes_since(cursor, limit).unwrap();
+                assert!(page.unreadable.is_empty(), "{:?}", page.unreadable);
+                if page.last <= cursor {
+                    return out;
+                }
+                assert!(page.episodes.len() <= limit);
+                cursor = page.last;
+                out.extend(
+                    page.episodes
+                        .into_iter()
+                        .map(|(seq, e)| (seq, e.incident_fingerprint)),
+                );
+            }
+        };
+        let whole = read(1000);
+        assert_eq!(whole.len(), n);
+        let ordinals: Vec<u64> = whole.iter().map(|(seq, _)| *seq).collect();
+        assert_eq!(ordinals, (1..=n as u64).collect::<Vec<_>>());
+        for limit in 1..=8 {
+            assert_eq!(read(limit), whole, "pages of {limit}");
+        }
+        let mut fps: Vec<String> = whole.into_iter().map(|(_, fp)| fp).collect();
+        fps.sort();
+        format!("{fps:?}")
+    });
+}
+
 #[test]
 fn supersession_lineage_and_rejections() {
     conform("supersession", |store, _| {

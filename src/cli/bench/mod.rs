@@ -43,7 +43,22 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
             legs,
             corrected,
             dir,
-        } => recall::run(ctx, episodes, *queries, *legs, *corrected, dir.as_deref()),
+        } => match &ctx.store {
+            // On a graph server the same recalls run over FalkorDB and the embedded store side
+            // by side: the server bench, with the graph's vector index left out.
+            strata::store::StoreLocation::FalkorDb(_) => {
+                if *legs != strata::recall::LegSet::ALL || corrected.is_some() {
+                    color_eyre::eyre::bail!(
+                        "bench recall --store falkordb://…: --legs and --corrected are for the \
+                         embedded store; on FalkorDB every leg runs, beside the embedded store"
+                    );
+                }
+                server::run(ctx, episodes, *queries, 10_000, dir.as_deref(), false)
+            }
+            strata::store::StoreLocation::Embedded(_) => {
+                recall::run(ctx, episodes, *queries, *legs, *corrected, dir.as_deref())
+            }
+        },
         BenchCommand::Explorer {
             episodes,
             frames,

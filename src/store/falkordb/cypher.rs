@@ -174,13 +174,21 @@ pub const EPISODES_FROM: &str = concat!(
     ", coalesce(e.ingest_seq, 0) AS seq ORDER BY seq, e.ingested_at, e.incident_fingerprint SKIP $skip LIMIT $limit"
 );
 
-/// The ingest log after a cursor that carries an `ingest_seq` (the index on it finds them).
-/// `toString` keeps the string comparison off the range index, whose order for non-ASCII
-/// strings differs from `ORDER BY`'s (FalkorDB 4.16).
+/// The rest of a cursor's batch in the ingest log: its `ingest_seq` (the index on it finds the
+/// batch alone), after its (knowledge time, fingerprint). `toString` keeps the string
+/// comparison off the range index, whose order for non-ASCII strings differs from `ORDER BY`'s
+/// (FalkorDB 4.16).
 pub const EPISODES_AFTER_KEY: &str = concat!(
-    "MATCH (e:MemoryEpisode) WHERE e.ingest_seq >= $seq \
-     AND (e.ingest_seq > $seq OR e.ingested_at > $at \
-     OR (e.ingested_at = $at AND toString(e.incident_fingerprint) > $fp)) RETURN ",
+    "MATCH (e:MemoryEpisode) WHERE e.ingest_seq = $seq \
+     AND (e.ingested_at > $at OR (e.ingested_at = $at AND toString(e.incident_fingerprint) > $fp)) RETURN ",
+    episode_columns!("e"),
+    ", e.ingest_seq ORDER BY e.ingested_at, e.incident_fingerprint LIMIT $limit"
+);
+
+/// The ingest log's batches with `$after < ingest_seq <= $upto`: a window of generations, so a
+/// page reads what it returns and not every later batch (which made catching up quadratic).
+pub const EPISODES_IN_GENERATIONS: &str = concat!(
+    "MATCH (e:MemoryEpisode) WHERE e.ingest_seq > $after AND e.ingest_seq <= $upto RETURN ",
     episode_columns!("e"),
     ", e.ingest_seq ORDER BY e.ingest_seq, e.ingested_at, e.incident_fingerprint LIMIT $limit"
 );

@@ -2,7 +2,7 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 
 use super::cypher;
-use super::rows::Row;
+use super::rows::{Row, Rows};
 use super::{FalkorStore, IngestCursor, Param};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{
@@ -230,6 +230,41 @@ impl FalkorStore {
         };
         rows.decode(episode)
     }
+
+    /// Up to `limit` rows of the ingest log after the cursor: the rest of its batch, then the
+    /// next batches a window of generations at a time, the window doubling while the page is
+    /// short, up to the store's generation (a batch of corrections counts a generation and
+    /// writes no episode, so an empty window proves nothing).
+    fn log_after_key(&self, cursor: IngestCursor, limit: usize) -> Result<Rows, StoreError> {
+        let mut rows = self.query(
+            cypher::EPISODES_AFTER_KEY,
+            &[
+                ("seq", Param::Int(cursor.seq)),
+                ("at", Param::Int(cursor.ingested_at)),
+                ("fp", Param::Str(cursor.fingerprint)),
+                ("limit", count(limit)),
+            ],
+        )?;
+        if rows.len() >= limit {
+            return Ok(rows);
+        }
+        let top = i64::try_from(self.generation()?).unwrap_or(i64::MAX);
+        let (mut after, mut width) = (cursor.seq, 1i64);
+        while rows.len() < limit && after < top {
+            let upto = after.saturating_add(width).min(top);
+            rows.append(self.query(
+                cypher::EPISODES_IN_GENERATIONS,
+                &[
+                    ("after", Param::Int(after)),
+                    ("upto", Param::Int(upto)),
+                    ("limit", count(limit - rows.len())),
+                ],
+            )?);
+            after = upto;
+            width = width.saturating_mul(2);
+        }
+        Ok(rows)
+    }
 }
 
 impl MemoryStore for FalkorStore {
@@ -387,15 +422,9 @@ impl MemoryStore for FalkorStore {
             .map_err(|_| super::internal_poisoned())?
             .clone();
         let rows = match cursor {
-            Some(c) if c.ordinal == after && after > 0 && c.seq > 0 => self.query(
-                cypher::EPISODES_AFTER_KEY,
-                &[
-                    ("seq", Param::Int(c.seq)),
-                    ("at", Param::Int(c.ingested_at)),
-                    ("fp", Param::Str(c.fingerprint)),
-                    ("limit", limit_param),
-                ],
-            )?,
+            Some(c) if c.ordinal == after && after > 0 && c.seq > 0 => {
+                self.log_after_key(c, limit)?
+            }
             _ => self.query(
                 cypher::EPISODES_FROM,
                 &[

@@ -51,6 +51,15 @@ impl Rows {
         Ok(Rows { rows })
     }
 
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// These rows, then `more`'s.
+    pub fn append(&mut self, more: Rows) {
+        self.rows.extend(more.rows);
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Row<'_>> {
         self.rows.iter().map(|cells| Row { cells })
     }
