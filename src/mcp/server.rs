@@ -242,7 +242,7 @@ impl MemoryServer {
                     Value::Array(listed),
                 ))
             }
-            Err(other) => Ok(failed("nothing was written", other)),
+            Err(other) => Ok(failed("not recorded", other)),
         }
     }
 
@@ -298,7 +298,7 @@ impl MemoryServer {
                 &format!("correct_memory: {field}: {message}\nrejected; nothing was written"),
                 json!([{ "field": field, "message": message }]),
             )),
-            Err(other) => Ok(failed("nothing was written", other)),
+            Err(other) => Ok(failed("not recorded", other)),
         }
     }
 

@@ -87,6 +87,14 @@ pub enum StoreError {
         #[source]
         source: redis::RedisError,
     },
+    /// Through Sentinel: a write the primary took but no replica confirmed in time. It is not
+    /// acknowledged: a failover now could lose it; sending the same batch again is safe.
+    #[error(
+        "{server}: the write reached the primary but no replica confirmed it within {waited_ms} ms, \
+         so it is not acknowledged (a failover could lose it); send it again: an identical batch \
+         changes nothing"
+    )]
+    NotReplicated { server: String, waited_ms: u64 },
     #[error(
         "{server}: authentication failed ({why}): give them in the store URL \
          (falkordb://USER:PASSWORD@HOST:PORT/GRAPH) or the password in {}",

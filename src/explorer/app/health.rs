@@ -36,9 +36,9 @@ impl Health {
 
     fn of_store(error: &StoreError, message: String) -> Health {
         match error {
-            StoreError::Open { .. } | StoreError::Unreachable { .. } => {
-                Health::Unreachable(message)
-            }
+            StoreError::Open { .. }
+            | StoreError::Unreachable { .. }
+            | StoreError::NotReplicated { .. } => Health::Unreachable(message),
             StoreError::Corrupt { .. }
             | StoreError::Damaged { .. }
             | StoreError::Lost { .. }

@@ -43,6 +43,9 @@ impl FalkorStore {
             let seen = self.store_meta()?.map_or(0, |m| m.generation);
             let (plan, outcome) = plan()?;
             if plan.is_empty() {
+                // All there already, perhaps from this connection's earlier write that no
+                // replica confirmed: acknowledged only once one has.
+                self.wait_for_replica()?;
                 return Ok(outcome);
             }
             let mut params = plan.params();

@@ -6,6 +6,7 @@
 pub(crate) mod cypher;
 mod guard;
 mod params;
+mod primary;
 mod read;
 mod rows;
 mod url;
@@ -24,7 +25,10 @@ use crate::client_runtime::ClientRuntime;
 use crate::store::StoreError;
 pub use params::Param;
 use rows::Rows;
-pub use url::{FalkorUrl, FalkorUrlError, PASSWORD_ENV, Password, mask_credentials};
+pub use url::{
+    DEFAULT_PRIMARY_NAME, FalkorUrl, FalkorUrlError, PASSWORD_ENV, Password, SentinelSet,
+    mask_credentials,
+};
 // The graph's own vector index (`crate::index::falkordb`) reaches the graph through these:
 // the connection, the constant Cypher (its queries stay with every other), and query counts.
 pub(crate) use read::count;
@@ -42,7 +46,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct FalkorStore {
     url: FalkorUrl,
     // Dropped before the runtime its connection runs on.
-    connection: ConnectionManager,
+    primary: std::sync::Arc<primary::Primary>,
     runtime: ClientRuntime,
     /// Indexes are created once per process, on the first call that reaches the server.
     schema_ready: AtomicBool,
@@ -95,31 +99,39 @@ impl FalkorStore {
         if url.tls {
             tls::install_crypto();
         }
-        let client = url
-            .connection_info()
-            .and_then(redis::Client::open)
-            .map_err(|e| StoreError::Open {
-                path: url.to_string().into(),
-                message: e.to_string(),
-            })?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(RESPONSE_TIMEOUT))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
-        let connection = {
+        let open_failed = |e: redis::RedisError| StoreError::Open {
+            path: url.to_string().into(),
+            message: e.to_string(),
+        };
+        let primary = if url.sentinel.is_some() {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let (url_, config_) = (url.clone(), config.clone());
+            runtime.handle().spawn(async move {
+                let _ = tx.send(primary::Primary::through_sentinel(&url_, config_).await);
+            });
+            rx.recv()
+                .map_err(|_| internal("the FalkorDB connection task stopped"))?
+                .map_err(|e| StoreError::Unreachable {
+                    server: format!("FalkorDB at {}", url.address()),
+                    source: e,
+                })?
+        } else {
+            let client = url
+                .connection_info()
+                .and_then(redis::Client::open)
+                .map_err(open_failed)?;
             let _guard = runtime.handle().enter();
-            ConnectionManager::new_lazy_with_config(client, config).map_err(|e| {
-                StoreError::Open {
-                    path: url.to_string().into(),
-                    message: e.to_string(),
-                }
-            })?
+            primary::Primary::direct(client, config).map_err(open_failed)?
         };
         Ok(FalkorStore {
             url: url.clone(),
             runtime,
-            connection,
+            primary: std::sync::Arc::new(primary),
             schema_ready: AtomicBool::new(false),
             ingest_cursor: Mutex::new(None),
         })
@@ -163,19 +175,42 @@ impl FalkorStore {
     }
 
     fn send(&self, cmd: redis::Cmd) -> Result<redis::Value, StoreError> {
-        self.send_with(move |mut connection| async move {
-            cmd.query_async::<redis::Value>(&mut connection).await
+        self.send_with(move |mut connection| {
+            let cmd = cmd.clone();
+            async move { cmd.query_async::<redis::Value>(&mut connection).await }
         })
     }
 
     /// Runs one request on the store's runtime and waits for it on this thread (never from
-    /// inside an async task: store calls run on blocking threads).
+    /// inside an async task: store calls run on blocking threads). Through Sentinel, a request
+    /// that finds the primary gone asks the Sentinels where it is now and is sent once more.
     fn send_with<F, Fut>(&self, request: F) -> Result<redis::Value, StoreError>
     where
-        F: FnOnce(ConnectionManager) -> Fut + Send + 'static,
+        F: Fn(ConnectionManager) -> Fut + Send + Sync + 'static,
         Fut: std::future::Future<Output = redis::RedisResult<redis::Value>> + Send + 'static,
     {
-        let connection = self.connection.clone();
+        let request = std::sync::Arc::new(request);
+        let mut reply = self.send_once(request.clone());
+        if let Err(StoreError::Unreachable { source, .. } | StoreError::Server { source, .. }) =
+            &reply
+            && self.primary.is_sentinel()
+            && primary::lost_primary(source)
+            && self.follow_primary().is_ok()
+        {
+            reply = self.send_once(request);
+        }
+        reply
+    }
+
+    fn send_once<F, Fut>(&self, request: std::sync::Arc<F>) -> Result<redis::Value, StoreError>
+    where
+        F: Fn(ConnectionManager) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = redis::RedisResult<redis::Value>> + Send + 'static,
+    {
+        let connection = self
+            .primary
+            .connection()
+            .ok_or_else(|| internal("the FalkorDB connection's lock was poisoned"))?;
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.runtime.handle().spawn(async move {
             let reply = request(connection).await;
@@ -193,6 +228,64 @@ impl FalkorStore {
             }
             Err(_) => Err(internal("the FalkorDB connection task stopped")),
         }
+    }
+
+    /// Through Sentinel: connects to the server the Sentinels name as the primary now.
+    fn follow_primary(&self) -> Result<(), StoreError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let primary = self.primary.clone();
+        self.runtime.handle().spawn(async move {
+            let _ = tx.send(primary.follow().await);
+        });
+        match rx.recv() {
+            Ok(Ok(())) => {
+                self.schema_ready.store(false, Ordering::Release);
+                tracing::info!(graph = %self.url, "reconnected to the primary Sentinel names");
+                Ok(())
+            }
+            Ok(Err(e)) => Err(self.unreachable(&e)),
+            Err(_) => Err(internal("the FalkorDB connection task stopped")),
+        }
+    }
+
+    /// Through Sentinel, after a write: waits until a replica has it, so a failover that
+    /// promotes the replica keeps it; a write no replica confirmed is refused as not
+    /// acknowledged (an identical retry changes nothing).
+    fn wait_for_replica(&self) -> Result<(), StoreError> {
+        if !self.primary.is_sentinel() {
+            return Ok(());
+        }
+        let waited = u64::try_from(primary::REPLICA_WAIT.as_millis()).unwrap_or(u64::MAX);
+        let mut cmd = redis::cmd("WAIT");
+        cmd.arg(1).arg(waited);
+        let replicas: i64 = redis::from_redis_value(self.send(cmd)?)
+            .map_err(|e| rows::malformed(format!("WAIT: {e}")))?;
+        if replicas < 1 && self.connected_replicas()? > 0 {
+            return Err(StoreError::NotReplicated {
+                server: self.server(),
+                waited_ms: waited,
+            });
+        }
+        Ok(())
+    }
+
+    /// How many replicas the primary has now. With none (the replica was promoted and the old
+    /// primary is not back yet) there is nothing to wait for: the write stands on the primary
+    /// alone, as the server's own `min-replicas-to-write` allows or refuses.
+    fn connected_replicas(&self) -> Result<u64, StoreError> {
+        let mut cmd = redis::cmd("INFO");
+        cmd.arg("replication");
+        let info: String = redis::from_redis_value(self.send(cmd)?)
+            .map_err(|e| rows::malformed(format!("INFO replication: {e}")))?;
+        let replicas = info
+            .lines()
+            .find_map(|l| l.strip_prefix("connected_slaves:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        if replicas == 0 {
+            tracing::warn!(graph = %self.url, "the primary has no replica: writes stand on it alone");
+        }
+        Ok(replicas)
     }
 
     /// Runs a constant Cypher template with parameters.
@@ -225,14 +318,17 @@ impl FalkorStore {
             .arg(params::with_params(template, params))
             .arg("TIMEOUT")
             .arg(SERVER_TIMEOUT_MS);
-        let reply = self.send_with(move |mut connection| async move {
-            pipe.query_async::<redis::Value>(&mut connection).await
+        let reply = self.send_with(move |mut connection| {
+            let pipe = pipe.clone();
+            async move { pipe.query_async::<redis::Value>(&mut connection).await }
         })?;
         let reply = match reply {
             redis::Value::Array(mut replies) if replies.len() == 1 => replies.remove(0),
             other => other,
         };
-        self.rows(template, reply)
+        let rows = self.rows(template, reply)?;
+        self.wait_for_replica()?;
+        Ok(rows)
     }
 
     fn run(

@@ -16,6 +16,11 @@ const USERINFO: &AsciiSet = &CONTROLS
 /// `falkordb://[USER[:PASSWORD]@]HOST:PORT/GRAPH`, or `falkordbs://…` over TLS: where the
 /// graph lives. The password never leaves this value except to authenticate: it is shown as
 /// `***` wherever the location is shown.
+///
+/// `falkordb+sentinel://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT…]/GRAPH[?primary=NAME]`: the
+/// graph on whichever server the Redis Sentinels at those addresses name as the primary of
+/// `NAME` (`strata` by default); `host` and `port` are then the first Sentinel's, and the
+/// credentials are the data servers'.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FalkorUrl {
     pub host: String,
@@ -24,7 +29,18 @@ pub struct FalkorUrl {
     pub tls: bool,
     pub username: Option<String>,
     pub password: Option<Password>,
+    pub sentinel: Option<SentinelSet>,
 }
+
+/// The Sentinels that know where the primary is, and the name they monitor it by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentinelSet {
+    pub nodes: Vec<(String, u16)>,
+    pub primary: String,
+}
+
+/// The name Sentinels monitor the primary by when the URL does not say.
+pub const DEFAULT_PRIMARY_NAME: &str = "strata";
 
 /// A password, shown as `***` by `Debug` so that no log or error can print it.
 #[derive(Clone, PartialEq, Eq)]
@@ -53,10 +69,12 @@ const DEFAULT_PORT: u16 = 6379;
 const DEFAULT_GRAPH: &str = "incident_memory";
 const SCHEME: &str = "falkordb://";
 const TLS_SCHEME: &str = "falkordbs://";
+const SENTINEL_SCHEME: &str = "falkordb+sentinel://";
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "expected a store URL like falkordb://[USER:PASSWORD@]HOST:PORT/GRAPH (falkordbs:// for TLS), got {given:?}: {why}"
+    "expected a store URL like falkordb://[USER:PASSWORD@]HOST:PORT/GRAPH (falkordbs:// for TLS, \
+     falkordb+sentinel://HOST:PORT,HOST:PORT/GRAPH?primary=NAME through Redis Sentinel), got {given:?}: {why}"
 )]
 pub struct FalkorUrlError {
     /// What was given, its password masked.
@@ -90,13 +108,31 @@ impl FromStr for FalkorUrl {
             given: mask_credentials(s),
             why,
         };
-        let (tls, rest) = match s.strip_prefix(TLS_SCHEME) {
-            Some(rest) => (true, rest),
-            None => (
+        let (tls, sentinel, rest) = if let Some(rest) = s.strip_prefix(TLS_SCHEME) {
+            (true, false, rest)
+        } else if let Some(rest) = s.strip_prefix(SENTINEL_SCHEME) {
+            (false, true, rest)
+        } else {
+            (
                 false,
-                s.strip_prefix(SCHEME)
-                    .ok_or_else(|| fail("the scheme must be falkordb:// or falkordbs://"))?,
-            ),
+                false,
+                s.strip_prefix(SCHEME).ok_or_else(|| {
+                    fail("the scheme must be falkordb://, falkordbs:// or falkordb+sentinel://")
+                })?,
+            )
+        };
+        let (rest, primary) = match rest.split_once('?') {
+            Some((rest, query)) if sentinel => match query.strip_prefix("primary=") {
+                Some(name) if !name.is_empty() && name.chars().all(is_name_char) => {
+                    (rest, Some(name))
+                }
+                _ => {
+                    return Err(fail(
+                        "after '?' only primary=NAME may follow (letters, digits, '-', '_', '.')",
+                    ));
+                }
+            },
+            _ => (rest, None),
         };
         let (authority, graph) = rest.split_once('/').unwrap_or((rest, DEFAULT_GRAPH));
         let graph = if graph.is_empty() {
@@ -138,6 +174,41 @@ impl FromStr for FalkorUrl {
                 )
             }
         };
+        let mut nodes = Vec::new();
+        for hostport in hostport.split(',') {
+            nodes.push(host_and_port(hostport, &fail)?);
+        }
+        if nodes.len() > 1 && !sentinel {
+            return Err(fail(
+                "one HOST:PORT only; several are Sentinels' (falkordb+sentinel://)",
+            ));
+        }
+        let (host, port) = nodes[0].clone();
+        Ok(FalkorUrl {
+            host,
+            port,
+            graph: graph.to_string(),
+            tls,
+            username,
+            password,
+            sentinel: sentinel.then(|| SentinelSet {
+                nodes,
+                primary: primary.unwrap_or(DEFAULT_PRIMARY_NAME).to_string(),
+            }),
+        })
+    }
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')
+}
+
+/// `HOST[:PORT]` (the port 6379 when absent; an IPv6 address in brackets).
+fn host_and_port(
+    hostport: &str,
+    fail: &dyn Fn(&'static str) -> FalkorUrlError,
+) -> Result<(String, u16), FalkorUrlError> {
+    {
         // A bracketed IPv6 address holds colons of its own.
         let split =
             match hostport.find(']') {
@@ -177,20 +248,21 @@ impl FromStr for FalkorUrl {
         if port == 0 {
             return Err(fail("the port must be a number 1-65535"));
         }
-        Ok(FalkorUrl {
-            host: host.to_string(),
-            port,
-            graph: graph.to_string(),
-            tls,
-            username,
-            password,
-        })
+        Ok((host.to_string(), port))
     }
 }
 
 impl FalkorUrl {
+    /// The server, or for Sentinel the primary's name and the Sentinels asked for it.
     pub fn address(&self) -> String {
-        format!("{}:{}", self.host, self.port)
+        match &self.sentinel {
+            Some(s) => format!(
+                "the primary {:?} named by Sentinel at {}",
+                s.primary,
+                s.addresses()
+            ),
+            None => format!("{}:{}", self.host, self.port),
+        }
     }
 
     /// The same location without its password, whose `Display` parses back to it: for
@@ -203,7 +275,7 @@ impl FalkorUrl {
     }
 
     /// The password to authenticate with: the URL's, else [`PASSWORD_ENV`]'s.
-    fn password(&self) -> Option<Password> {
+    pub(crate) fn password(&self) -> Option<Password> {
         self.password.clone().or_else(|| {
             std::env::var(PASSWORD_ENV)
                 .ok()
@@ -259,14 +331,46 @@ impl FalkorUrl {
 
 impl fmt::Display for FalkorUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.tls { TLS_SCHEME } else { SCHEME })?;
+        f.write_str(match (self.tls, self.sentinel.is_some()) {
+            (_, true) => SENTINEL_SCHEME,
+            (true, false) => TLS_SCHEME,
+            (false, false) => SCHEME,
+        })?;
         match (&self.username, &self.password) {
             (Some(user), Some(_)) => write!(f, "{}:***@", utf8_percent_encode(user, USERINFO))?,
             (None, Some(_)) => f.write_str(":***@")?,
             (Some(user), None) => write!(f, "{}@", utf8_percent_encode(user, USERINFO))?,
             (None, None) => {}
         }
-        write!(f, "{}:{}/{}", self.host, self.port, self.graph)
+        match &self.sentinel {
+            Some(s) => write!(f, "{}/{}?primary={}", s.addresses(), self.graph, s.primary),
+            None => write!(f, "{}:{}/{}", self.host, self.port, self.graph),
+        }
+    }
+}
+
+impl SentinelSet {
+    /// `HOST:PORT,HOST:PORT…`
+    pub fn addresses(&self) -> String {
+        self.nodes
+            .iter()
+            .map(|(h, p)| format!("{h}:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Where each Sentinel listens (plain TCP: Sentinels carry no data).
+    pub fn connection_addrs(&self) -> Vec<redis::ConnectionAddr> {
+        self.nodes
+            .iter()
+            .map(|(h, p)| {
+                let host = h
+                    .strip_prefix('[')
+                    .and_then(|h| h.strip_suffix(']'))
+                    .unwrap_or(h);
+                redis::ConnectionAddr::Tcp(host.to_string(), *p)
+            })
+            .collect()
     }
 }
 
@@ -284,6 +388,42 @@ mod tests {
         let d: FalkorUrl = "falkordb://db".parse().unwrap();
         assert_eq!((d.port, d.graph.as_str()), (6379, "incident_memory"));
         assert_eq!(u.to_string(), "falkordb://127.0.0.1:6390/mem");
+    }
+
+    #[test]
+    fn sentinel_urls_name_every_sentinel_and_the_primary() {
+        let u: FalkorUrl =
+            "falkordb+sentinel://app:pw@127.0.0.1:26379,[::1]:26380,s3/mem?primary=cache-1"
+                .parse()
+                .unwrap();
+        let set = u.sentinel.clone().unwrap();
+        assert_eq!(
+            set.nodes,
+            vec![
+                ("127.0.0.1".to_string(), 26379),
+                ("[::1]".to_string(), 26380),
+                ("s3".to_string(), 6379)
+            ]
+        );
+        assert_eq!((set.primary.as_str(), u.graph.as_str()), ("cache-1", "mem"));
+        assert_eq!((u.host.as_str(), u.port), ("127.0.0.1", 26379));
+        let shown = u.to_string();
+        assert_eq!(
+            shown,
+            "falkordb+sentinel://app:***@127.0.0.1:26379,[::1]:26380,s3:6379/mem?primary=cache-1"
+        );
+        assert_eq!(shown.replace("***", "pw").parse::<FalkorUrl>().unwrap(), u);
+        let d: FalkorUrl = "falkordb+sentinel://a:1,b:2/g".parse().unwrap();
+        assert_eq!(d.sentinel.unwrap().primary, DEFAULT_PRIMARY_NAME);
+        for (bad, why) in [
+            ("falkordb://a:1,b:2/g", "several are Sentinels'"),
+            ("falkordb+sentinel://a:1/g?primary=", "primary=NAME"),
+            ("falkordb+sentinel://a:1/g?master=x", "primary=NAME"),
+            ("falkordb+sentinel://a:1,,b:2/g", "the host is missing"),
+        ] {
+            let err = bad.parse::<FalkorUrl>().unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
     }
 
     #[test]
