@@ -511,6 +511,19 @@ pub enum BenchCommand {
         episodes: usize,
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// Load instead: this many clients, each an MCP session over streamable HTTP, recall in
+        /// a loop against one `strata mcp --http` child on the memory --store/--vectors name
+        #[arg(long, requires = "clients")]
+        http: bool,
+        /// With --http: concurrent clients
+        #[arg(long, requires = "http")]
+        clients: Option<usize>,
+        /// With --http: how long the load runs
+        #[arg(long, default_value_t = 60, value_name = "SECONDS")]
+        seconds: u64,
+        /// With --http: a shell command run half way through (e.g. one that kills a Qdrant peer)
+        #[arg(long, value_name = "COMMAND", requires = "http")]
+        halfway: Option<String>,
         /// Where to build the store and the indexes [default: a temporary directory]
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,

@@ -7,6 +7,7 @@ mod embed;
 mod explorer;
 mod live;
 mod mcp;
+mod mcp_load;
 mod recall;
 mod rss;
 mod server;
@@ -98,8 +99,25 @@ pub fn run(ctx: &Context, command: &BenchCommand) -> Result<ExitCode> {
         ),
         BenchCommand::Mcp {
             episodes,
+            http: true,
+            clients,
+            seconds,
+            halfway,
+            dir,
+            ..
+        } => mcp_load::run(
+            ctx,
+            *episodes,
+            clients.unwrap_or(1),
+            *seconds,
+            halfway.as_deref(),
+            dir.as_deref(),
+        ),
+        BenchCommand::Mcp {
+            episodes,
             queries,
             dir,
+            ..
         } => mcp::run(ctx, *episodes, *queries, dir.as_deref()),
         BenchCommand::BigFile { mib, dir } => big_file::run(ctx, *mib, dir.as_deref()),
         BenchCommand::Embed { queries, batch } => embed::run(ctx, *queries, *batch),
