@@ -50,7 +50,10 @@ struct LoadBench {
     failed_calls: usize,
     failures: Vec<String>,
     calls_after_halfway: usize,
+    semantic_ok_before_halfway: f64,
     semantic_ok_after_halfway: f64,
+    /// Why the semantic leg was not `ok`, most frequent first, with counts.
+    semantic_not_ok: Vec<(String, usize)>,
     p95_ratio: f64,
     target_failed_calls: usize,
     target_p95_ratio: f64,
@@ -65,6 +68,8 @@ struct Call {
     ms: f64,
     failure: Option<String>,
     semantic_ok: bool,
+    /// The semantic leg's status and error when not `ok`.
+    semantic_why: Option<String>,
 }
 
 /// The `strata mcp --http` child, stopped when dropped.
@@ -198,6 +203,7 @@ pub fn run(
                             ms: 0.0,
                             failure: Some(format!("connect: {e}")),
                             semantic_ok: false,
+                            semantic_why: None,
                         });
                         return calls;
                     }
@@ -221,9 +227,19 @@ pub fn run(
     let halfway_exit = halfway_task.and_then(|t| t.join().ok().flatten());
     runtime.shutdown_background();
 
-    let after: Vec<&Call> = calls.iter().filter(|c| c.started >= length / 2).collect();
-    let semantic_ok_after =
-        after.iter().filter(|c| c.semantic_ok).count() as f64 / (after.len().max(1)) as f64;
+    let (after, before): (Vec<&Call>, Vec<&Call>) =
+        calls.iter().partition(|c| c.started >= length / 2);
+    let ok_share = |calls: &[&Call]| {
+        calls.iter().filter(|c| c.semantic_ok).count() as f64 / calls.len().max(1) as f64
+    };
+    let semantic_ok_after = ok_share(&after);
+    let mut why: std::collections::BTreeMap<String, usize> = Default::default();
+    for reason in calls.iter().filter_map(|c| c.semantic_why.clone()) {
+        *why.entry(reason).or_default() += 1;
+    }
+    let mut semantic_not_ok: Vec<(String, usize)> = why.into_iter().collect();
+    semantic_not_ok.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    semantic_not_ok.truncate(5);
     let failures: Vec<String> = calls.iter().filter_map(|c| c.failure.clone()).collect();
     let unloaded = percentiles(unloaded);
     let loaded = percentiles(calls.iter().map(|c| c.ms).collect());
@@ -251,7 +267,9 @@ pub fn run(
             failed_calls: failures.len(),
             failures: sample,
             calls_after_halfway: after.len(),
+            semantic_ok_before_halfway: ok_share(&before),
             semantic_ok_after_halfway: semantic_ok_after,
+            semantic_not_ok,
             p95_ratio,
             target_failed_calls: 0,
             target_p95_ratio: TARGET_P95_RATIO,
@@ -286,15 +304,24 @@ async fn recall(
     let ms = t.elapsed().as_secs_f64() * 1e3;
     match reply {
         Ok(result) if result.is_error != Some(true) => {
-            let semantic = result
+            let leg = result
                 .structured_content
                 .as_ref()
-                .and_then(|c| c["legs"]["semantic"]["status"].as_str().map(str::to_string));
+                .map(|c| c["legs"]["semantic"].clone())
+                .unwrap_or_default();
+            let ok = leg["status"].as_str() == Some("ok");
             Call {
                 started,
                 ms,
                 failure: None,
-                semantic_ok: semantic.as_deref() == Some("ok"),
+                semantic_ok: ok,
+                semantic_why: (!ok).then(|| {
+                    format!(
+                        "{}: {}",
+                        leg["status"].as_str().unwrap_or("?"),
+                        leg["error"].as_str().unwrap_or("")
+                    )
+                }),
             }
         }
         Ok(result) => Call {
@@ -302,12 +329,14 @@ async fn recall(
             ms,
             failure: Some(format!("tool error: {:?}", result.content)),
             semantic_ok: false,
+            semantic_why: None,
         },
         Err(e) => Call {
             started,
             ms,
             failure: Some(e.to_string()),
             semantic_ok: false,
+            semantic_why: None,
         },
     }
 }

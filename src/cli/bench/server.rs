@@ -115,7 +115,17 @@ impl ScratchGraph {
             graph: format!("{}_bench_{n}_{}", base.graph, std::process::id()),
             ..base.clone()
         };
-        let client = redis::Client::open(url.connection_info()?)?;
+        // Through Sentinel: the primary it names now.
+        let client = match &url.sentinel {
+            Some(set) => redis::sentinel::SentinelClientBuilder::new(
+                set.connection_addrs(),
+                &set.primary,
+                redis::sentinel::SentinelServerType::Master,
+            )?
+            .build()?
+            .get_client()?,
+            None => redis::Client::open(url.connection_info()?)?,
+        };
         let mut connection = client
             .get_connection_with_timeout(Duration::from_secs(2))
             .map_err(|e| eyre!("FalkorDB at {} is unreachable: {e}", url.address()))?;
