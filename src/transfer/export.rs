@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::TransferError;
-use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, MEMORY_SCHEMA, Record, Trailer};
+use super::format::{
+    self, Counts, EpisodeVersionRecord, FORMAT, FORMAT_VERSION, FactVersionRecord, Header,
+    MEMORY_SCHEMA, Record, ReviewRecord, Trailer,
+};
 use crate::model::{FactEdge, Supersession, Timestamp};
 use crate::store::MemoryStore;
 
@@ -72,19 +75,40 @@ pub fn for_each_record(
                     "episode {fp:?} is in the ingest log but cannot be read"
                 ))
             })?;
+            let mut episode = episode;
+            let versions = std::mem::take(&mut episode.versions);
             emit(&Record::Episode(episode))?;
+            for v in versions.into_iter().filter(|v| known(v.known_from)) {
+                emit(&Record::EpisodeVersion(EpisodeVersionRecord::new(fp, v)))?;
+            }
             let mut of_episode = facts.remove(fp).unwrap_or_default();
             of_episode.sort_by(|a, b| (a.relation, &a.entity).cmp(&(b.relation, &b.entity)));
             for mut fact in of_episode {
                 if let Some(k) = known_at {
                     as_known_at(&mut fact, k);
                 }
+                let versions: Vec<Record> = std::mem::take(&mut fact.versions)
+                    .into_iter()
+                    .filter(|v| known(v.known_from))
+                    .map(|v| Record::FactVersion(FactVersionRecord::new(&fact, v)))
+                    .collect();
                 emit(&Record::Fact(fact))?;
+                for v in &versions {
+                    emit(v)?;
+                }
             }
             let mut written = lineage.remove(fp).unwrap_or_default();
             written.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
-            for s in written {
+            for mut s in written {
+                let reviews: Vec<Record> = std::mem::take(&mut s.reviews)
+                    .into_iter()
+                    .filter(|r| known(r.recorded_at))
+                    .map(|r| Record::Review(ReviewRecord::new(&s, r)))
+                    .collect();
                 emit(&Record::Supersession(s))?;
+                for r in &reviews {
+                    emit(r)?;
+                }
             }
         }
         store.release_mapped_pages();
@@ -103,6 +127,13 @@ pub fn for_each_record(
     for skill in skills {
         if known(skill.recorded_at) {
             emit(&Record::Skill(skill))?;
+        }
+    }
+    let mut corrections = store.corrections()?;
+    corrections.sort_by_key(|c| c.sequence);
+    for c in corrections {
+        if known(c.recorded_at) {
+            emit(&Record::Correction(c))?;
         }
     }
     Ok(())

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use super::TransferError;
 use super::export::for_each_record;
 use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, Record, Trailer};
+use crate::correct::Plan;
 use crate::learning::{CodeUnit, Skill};
 use crate::model::{MAX_KEY_BYTES, Timestamp};
 use crate::store::{
@@ -156,12 +157,16 @@ impl Lines {
 }
 
 /// What checking a file found: its header and trailer, and the records written with the
-/// last chunk (few: code units and skill versions).
+/// last chunk (few: code units, skill versions, and the versions and log of corrections).
 pub struct Checked {
     pub header: Header,
     pub trailer: Trailer,
     pub code_units: Vec<(String, CodeUnit)>,
     pub skills: Vec<(u64, Skill)>,
+    /// Every version of a corrected record and every correction, exactly as exported.
+    pub versions: Plan,
+    /// The line of the first version or correction, if the file has any.
+    pub first_version_line: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -170,14 +175,21 @@ enum Section {
     Episodes,
     Entities,
     Skills,
+    Corrections,
 }
 
 fn section_of(record: &Record) -> Option<Section> {
     match record {
         Record::CodeUnit(_) => Some(Section::CodeUnits),
-        Record::Episode(_) | Record::Fact(_) | Record::Supersession(_) => Some(Section::Episodes),
+        Record::Episode(_)
+        | Record::EpisodeVersion(_)
+        | Record::Fact(_)
+        | Record::FactVersion(_)
+        | Record::Supersession(_)
+        | Record::Review(_) => Some(Section::Episodes),
         Record::Entity(_) => Some(Section::Entities),
         Record::Skill(_) => Some(Section::Skills),
+        Record::Correction(_) => Some(Section::Corrections),
         Record::Header(_) | Record::Trailer(_) => None,
     }
 }
@@ -212,6 +224,12 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
     let mut last_skill: Option<(String, u32)> = None;
     let mut code_units = Vec::new();
     let mut skills = Vec::new();
+    // Within an episode: 0 its text versions, 1 its facts and theirs, 2 its supersessions and
+    // their reviews.
+    let mut part = 0u8;
+    let mut last_version: Option<Timestamp> = None;
+    let mut versions = Plan::default();
+    let mut first_version_line: Option<u64> = None;
     let known = |t: Timestamp| header.known_at.is_none_or(|k| t <= k);
     let trailer = loop {
         let Some(record) = lines.next_record()? else {
@@ -244,6 +262,34 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
         }
         section = here;
         counts.add(&record);
+        if matches!(
+            record,
+            Record::EpisodeVersion(_)
+                | Record::FactVersion(_)
+                | Record::Review(_)
+                | Record::Correction(_)
+        ) {
+            first_version_line.get_or_insert(at);
+        }
+        // A version begins after the one before it (and the record itself), and is known at
+        // the header's known_at.
+        let next_version = |last: &mut Option<Timestamp>, from: Timestamp, first: Timestamp| {
+            if from < first {
+                return Err(bad(format!(
+                    "a version known from {from}, before its record was known ({first})"
+                )));
+            }
+            if last.is_some_and(|l| from <= l) {
+                return Err(bad(format!(
+                    "a version known from {from} is not after the one before it"
+                )));
+            }
+            if !known(from) {
+                return Err(bad(format!("{from} is after the header's known_at")));
+            }
+            *last = Some(from);
+            Ok(())
+        };
         match record {
             Record::CodeUnit(u) => {
                 if last_unit.as_ref().is_some_and(|l| *l >= u.embedding_ref) {
@@ -274,6 +320,88 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 episode = Some(key);
                 last_fact = None;
                 last_lineage = None;
+                part = 0;
+                last_version = None;
+            }
+            Record::EpisodeVersion(v) => {
+                let Some((at_ep, fp)) = &episode else {
+                    return Err(bad("an episode_version before any episode".into()));
+                };
+                if v.incident_fingerprint != *fp || part != 0 {
+                    return Err(bad(format!(
+                        "an episode_version of {:?} is not right after episode {fp:?} (or its \
+                         other versions)",
+                        v.incident_fingerprint
+                    )));
+                }
+                next_version(&mut last_version, v.known_from, *at_ep)?;
+                versions.episode_versions.push((fp.clone(), v.version()));
+            }
+            Record::FactVersion(v) => {
+                let (Some((at_ep, fp)), Some((relation, entity))) = (&episode, &last_fact) else {
+                    return Err(bad("a fact_version before any fact".into()));
+                };
+                if part != 1 || v.episode != *fp || v.relation != *relation || v.entity != *entity {
+                    return Err(bad(format!(
+                        "a fact_version of {:?}'s {} fact about {} is not right after that fact \
+                         (or its other versions)",
+                        v.episode, v.relation, v.entity
+                    )));
+                }
+                next_version(&mut last_version, v.known_from, *at_ep)?;
+                versions.fact_versions.push((
+                    crate::correct::FactRef {
+                        episode: v.episode.clone(),
+                        relation: v.relation,
+                        entity: v.entity.clone(),
+                    },
+                    v.version(),
+                ));
+            }
+            Record::Review(r) => {
+                let (Some((at_ep, fp)), Some((prior, entity))) = (&episode, &last_lineage) else {
+                    return Err(bad("a review before any supersession".into()));
+                };
+                if part != 2 || r.episode != *fp || r.prior != *prior || r.entity != *entity {
+                    return Err(bad(format!(
+                        "a review of {:?} superseding {:?} about {} is not right after that \
+                         supersession (or its other reviews)",
+                        r.episode, r.prior, r.entity
+                    )));
+                }
+                next_version(&mut last_version, r.recorded_at, *at_ep)?;
+                versions.reviews.push((
+                    crate::correct::SupersessionRef {
+                        episode: r.episode.clone(),
+                        prior: r.prior.clone(),
+                        entity_type: r.entity.entity_type.clone(),
+                        entity_ref: r.entity.entity_ref.clone(),
+                    },
+                    r.review(),
+                ));
+            }
+            Record::Correction(c) => {
+                if c.sequence != counts.corrections {
+                    return Err(bad(format!(
+                        "correction {} where correction {} was expected: corrections are \
+                         numbered from 1 in the order recorded",
+                        c.sequence, counts.corrections
+                    )));
+                }
+                if versions
+                    .records
+                    .last()
+                    .is_some_and(|l| l.recorded_at > c.recorded_at)
+                {
+                    return Err(bad(format!(
+                        "correction {} was recorded at {}, before the one before it",
+                        c.sequence, c.recorded_at
+                    )));
+                }
+                if !known(c.recorded_at) {
+                    return Err(bad("recorded_at is after the header's known_at".into()));
+                }
+                versions.records.push(c);
             }
             Record::Fact(f) => {
                 let Some((at_ep, fp)) = &episode else {
@@ -299,6 +427,11 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 if f.expired_at.is_some_and(|t| !known(t)) {
                     return Err(bad("expired_at is after the header's known_at".into()));
                 }
+                if part > 1 {
+                    return Err(bad("a fact after its episode's supersessions".into()));
+                }
+                part = 1;
+                last_version = None;
                 last_fact = Some(key);
             }
             Record::Supersession(s) => {
@@ -316,6 +449,8 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 if last_lineage.as_ref().is_some_and(|l| *l >= key) {
                     return Err(bad("supersessions are not in (prior, entity) order".into()));
                 }
+                part = 2;
+                last_version = None;
                 last_lineage = Some(key);
             }
             Record::Entity(e) => {
@@ -382,6 +517,8 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
         trailer,
         code_units,
         skills,
+        versions,
+        first_version_line,
     })
 }
 
@@ -462,7 +599,14 @@ fn feed(
                 }
                 break;
             }
-            Record::CodeUnit(_) | Record::Entity(_) | Record::Skill(_) | Record::Header(_) => {}
+            Record::CodeUnit(_)
+            | Record::Entity(_)
+            | Record::Skill(_)
+            | Record::Header(_)
+            | Record::EpisodeVersion(_)
+            | Record::FactVersion(_)
+            | Record::Review(_)
+            | Record::Correction(_) => {}
         }
     }
     chunk.extend(current);
@@ -511,6 +655,7 @@ pub fn restore(
         } else if options.merge {
             outcome = "merged";
             refuse_skills_before_high_water(store, path, &checked)?;
+            refuse_corrections_into_corrected(store, path, &checked)?;
         } else if compare(store, path, &checked).is_ok() {
             return Ok(RestoreReport {
                 file: path.display().to_string(),
@@ -535,6 +680,7 @@ pub fn restore(
             .iter()
             .map(|(line, s)| (format!("{origin}:{line}"), s.clone()))
             .collect(),
+        restored_versions: checked.versions.clone(),
     };
     let mut fed = 0u64;
     let applied = store.apply_chunks(&tail, &mut |sink| {
@@ -555,6 +701,31 @@ pub fn restore(
         outcome,
         applied,
     })
+}
+
+/// A merge brings corrections only into a store that has none of its own: two logs of
+/// corrections do not interleave without rewriting what memory knew.
+fn refuse_corrections_into_corrected(
+    store: &dyn MemoryStore,
+    path: &Path,
+    checked: &Checked,
+) -> Result<(), TransferError> {
+    let Some(line) = checked.first_version_line else {
+        return Ok(());
+    };
+    let recorded = store.correction_count()?;
+    if recorded > 0 {
+        return Err(TransferError::Refused {
+            file: path.display().to_string(),
+            line,
+            message: format!(
+                "the file carries corrections and {} has {recorded} of its own; a merge \
+                 cannot interleave two logs of corrections (restore into an empty store)",
+                store.describe()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A merge may not add a skill version recorded before the latest knowledge time the store

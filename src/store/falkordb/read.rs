@@ -452,6 +452,14 @@ impl MemoryStore for FalkorStore {
                 Err(e) => page.unreadable.push((ordinal, e)),
             }
         }
+        // Each episode with its corrected text, as the embedded store's log reads it.
+        if !page.episodes.is_empty() && self.any_versions("episode")? {
+            let mut episodes: Vec<_> = page.episodes.iter().map(|(_, e)| e.clone()).collect();
+            self.attach_episodes(&mut episodes)?;
+            for ((_, e), attached) in page.episodes.iter_mut().zip(episodes) {
+                *e = attached;
+            }
+        }
         if page.last > after {
             *self
                 .ingest_cursor
