@@ -25,6 +25,7 @@ fn export_bytes(store: &dyn MemoryStore, known_at: Option<Timestamp>) -> Vec<u8>
         &ExportOptions {
             known_at,
             embedding_model: Some("hash".into()),
+            vectors: None,
         },
         Destination::Writer(&mut out),
         &mut |_, _| {},
@@ -1101,7 +1102,7 @@ fn a_format_1_file_still_restores() {
             }
             text.replace("\"format_version\":2", "\"format_version\":1")
                 .replace(
-                    ",\"episode_versions\":0,\"fact_versions\":0,\"reviews\":0,\"corrections\":0",
+                    ",\"episode_versions\":0,\"fact_versions\":0,\"reviews\":0,\"corrections\":0,\"vectors\":0",
                     "",
                 )
                 .into_bytes()
@@ -1146,4 +1147,169 @@ fn misplaced_versions_and_corrections_are_refused_naming_the_line() {
         line == first as u64 + 1 && m.contains("correction 2 where correction 1"),
         "{m}"
     );
+}
+
+/// The export's lines whose kind is `kind`, with their indexes.
+fn lines_of_kind(lines: &[Vec<u8>], kind: &str) -> Vec<usize> {
+    let prefix = format!("{{\"kind\":\"{kind}\"");
+    (0..lines.len())
+        .filter(|&i| lines[i].starts_with(prefix.as_bytes()))
+        .collect()
+}
+
+/// `strata ARGS`, which must succeed; its stdout and stderr together.
+fn run_ok(data: &Path, args: &[&str]) -> String {
+    let o = strata(data, args);
+    let said = format!("{}{}", common::stdout(&o), common::stderr(&o));
+    assert!(o.status.success(), "{args:?}: {said}");
+    said
+}
+
+#[test]
+fn with_vectors_a_restore_embeds_nothing_and_recalls_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c, d) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+        dir.path().join("d"),
+    );
+    drop(demo_and_postmortems(&a));
+    let before = top_tens(&a, None);
+    let file = dir.path().join("v.ndjson");
+    let path = file.to_str().unwrap();
+    run_ok(&a, &["export", "--with-vectors", "--to", path]);
+    let bytes = std::fs::read(&file).unwrap();
+    let lines = lines_of(&bytes);
+    let header: serde_json::Value = serde_json::from_slice(
+        &lines[0][..lines[0].len() - 28]
+            .iter()
+            .chain(b"}")
+            .copied()
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    assert_eq!(header["vectors"]["model"], "hash-v1", "{header}");
+    assert_eq!(header["vectors"]["encoding"], "f32le-base64");
+    let vectors = lines_of_kind(&lines, "vector");
+    assert_eq!(
+        vectors.len() as u64,
+        header["counts"]["episodes"].as_u64().unwrap(),
+        "every episode's vector"
+    );
+    // Each right after its episode's block: the next line is another episode or an entity.
+    for &i in &vectors {
+        assert!(
+            lines
+                .get(i + 1)
+                .is_some_and(|l| l.starts_with(b"{\"kind\":\"episode\"")
+                    || l.starts_with(b"{\"kind\":\"entity\"")),
+            "line {}",
+            i + 1
+        );
+    }
+
+    // Restored with the same embedder: the vectors come from the file, none is embedded.
+    let said = run_ok(&b, &["restore", path]);
+    assert!(
+        said.contains(&format!("vectors: {} carried from the file", vectors.len())),
+        "{said}"
+    );
+    assert!(said.contains("texts, 0 vectors added"), "{said}");
+    assert_eq!(top_tens(&b, None), before, "recall's top 10 is the same");
+    let again = dir.path().join("again.ndjson");
+    run_ok(
+        &b,
+        &["export", "--with-vectors", "--to", again.to_str().unwrap()],
+    );
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        bytes,
+        "exported again: the same bytes"
+    );
+
+    // Proof that they are the file's and not embedded again: two episodes' vectors swapped
+    // in the file come back swapped.
+    let mut swapped = lines.clone();
+    let (x, y) = (vectors[0], vectors[1]);
+    let vector_of = |l: &[u8]| {
+        let text = String::from_utf8(l.to_vec()).unwrap();
+        let at = text.find("\"vector\":\"").unwrap() + 10;
+        let end = at + text[at..].find('"').unwrap();
+        (text.clone(), at, end)
+    };
+    let ((tx, ax, ex), (ty, ay, ey)) = (vector_of(&lines[x]), vector_of(&lines[y]));
+    swapped[x] = format!("{}{}{}", &tx[..ax], &ty[ay..ey], &tx[ex..]).into_bytes();
+    swapped[y] = format!("{}{}{}", &ty[..ay], &tx[ax..ex], &ty[ey..]).into_bytes();
+    let swapped = with_trailer_sha(&swapped);
+    let swapped_file = dir.path().join("swapped.ndjson");
+    std::fs::write(&swapped_file, &swapped).unwrap();
+    run_ok(&c, &["restore", swapped_file.to_str().unwrap()]);
+    let out = dir.path().join("c.ndjson");
+    run_ok(
+        &c,
+        &["export", "--with-vectors", "--to", out.to_str().unwrap()],
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        swapped,
+        "the vectors are the file's"
+    );
+
+    // Another model's vectors are not used: the restore embeds, and says why.
+    let other: Vec<Vec<u8>> = lines
+        .iter()
+        .map(|l| {
+            String::from_utf8(l.clone())
+                .unwrap()
+                .replace("\"model\":\"hash-v1\"", "\"model\":\"another-model\"")
+                .into_bytes()
+        })
+        .collect();
+    let other_file = dir.path().join("other.ndjson");
+    std::fs::write(&other_file, with_trailer_sha(&other)).unwrap();
+    let said = run_ok(&d, &["restore", other_file.to_str().unwrap()]);
+    assert!(
+        said.contains("built by another-model") && said.contains("embedded again"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("texts, {} vectors added", vectors.len())),
+        "{said}"
+    );
+    assert_eq!(top_tens(&d, None), before);
+}
+
+#[test]
+fn with_minilm_vectors_a_restore_embeds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    strata::demo::seed(&EmbeddedStore::open(&a).unwrap()).unwrap();
+    let minilm = |data: &Path, args: &[&str]| {
+        let o = strata_command(data, args)
+            .env("STRATA_EMBEDDER", "minilm")
+            .output()
+            .unwrap();
+        let said = format!("{}{}", common::stdout(&o), common::stderr(&o));
+        assert!(o.status.success(), "{args:?}: {said}");
+        said
+    };
+    let file = dir.path().join("m.ndjson");
+    let path = file.to_str().unwrap();
+    minilm(&a, &["export", "--with-vectors", "--to", path]);
+    let bytes = std::fs::read(&file).unwrap();
+    let header = String::from_utf8_lossy(&lines_of(&bytes)[0]).into_owned();
+    assert!(
+        header.contains(r#""vectors":{"model":"all-MiniLM-L6-v2"#)
+            && header.contains(r#""dimension":384,"encoding":"f32le-base64"}"#),
+        "{header}"
+    );
+    let said = minilm(&b, &["restore", path]);
+    assert!(said.contains("texts, 0 vectors added"), "{said}");
+    let again = dir.path().join("again.ndjson");
+    minilm(
+        &b,
+        &["export", "--with-vectors", "--to", again.to_str().unwrap()],
+    );
+    assert_eq!(std::fs::read(&again).unwrap(), bytes);
 }

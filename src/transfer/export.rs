@@ -7,14 +7,16 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::TransferError;
 use super::format::{
     self, Counts, EpisodeVersionRecord, FORMAT, FORMAT_VERSION, FactVersionRecord, Header,
-    MEMORY_SCHEMA, Record, ReviewRecord, Trailer,
+    MEMORY_SCHEMA, Record, ReviewRecord, Trailer, VECTOR_ENCODING, VectorRecord, VectorsInfo,
 };
+use crate::index::VectorStore;
 use crate::model::{FactEdge, Supersession, Timestamp};
 use crate::store::MemoryStore;
 
@@ -29,6 +31,37 @@ pub struct ExportOptions {
     pub known_at: Option<Timestamp>,
     /// The embedder configured here, named in the header.
     pub embedding_model: Option<String>,
+    /// Carry each episode's stored vector (`--with-vectors`).
+    pub vectors: Option<CarriedVectors>,
+}
+
+/// The vector index an export reads each episode's vector from, and what built it.
+#[derive(Clone)]
+pub struct CarriedVectors {
+    pub index: Arc<dyn VectorStore>,
+    pub info: VectorsInfo,
+}
+
+impl CarriedVectors {
+    pub fn new(index: Arc<dyn VectorStore>, model: &str, dimension: usize) -> Self {
+        CarriedVectors {
+            index,
+            info: VectorsInfo {
+                model: model.to_string(),
+                dimension,
+                encoding: VECTOR_ENCODING.to_string(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for CarriedVectors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CarriedVectors")
+            .field("index", &self.index.describe())
+            .field("info", &self.info)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -39,10 +72,12 @@ pub struct ExportSummary {
 }
 
 /// Every record of `store` in the format's order, as memory stood at `known_at`, handed to
-/// `emit`. `progress` is told (episodes done, episodes in all).
+/// `emit`, each episode's vector from `vectors` when given. `progress` is told (episodes
+/// done, episodes in all).
 pub fn for_each_record(
     store: &dyn MemoryStore,
     known_at: Option<Timestamp>,
+    vectors: Option<&dyn VectorStore>,
     emit: &mut dyn FnMut(&Record) -> Result<(), TransferError>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TransferError> {
@@ -62,6 +97,18 @@ pub fn for_each_record(
         let mut facts: HashMap<String, Vec<FactEdge>> = HashMap::new();
         for f in store.facts_of_episodes(&fps)? {
             facts.entry(f.episode.clone()).or_default().push(f);
+        }
+        let mut stored_vectors: HashMap<&str, Vec<f32>> = HashMap::new();
+        if let Some(index) = vectors {
+            let refs: Vec<&str> = fps.iter().map(String::as_str).collect();
+            let found = index
+                .stored_vectors(&refs)
+                .map_err(|e| TransferError::Vectors(e.to_string()))?;
+            for (fp, v) in refs.iter().zip(found) {
+                if let Some(v) = v {
+                    stored_vectors.insert(fp, v);
+                }
+            }
         }
         let mut lineage: HashMap<String, Vec<Supersession>> = HashMap::new();
         for s in store.supersessions_of_episodes(&fps)? {
@@ -109,6 +156,9 @@ pub fn for_each_record(
                 for r in &reviews {
                     emit(r)?;
                 }
+            }
+            if let Some(v) = stored_vectors.get(fp.as_str()) {
+                emit(&Record::Vector(VectorRecord::new(fp, v)))?;
             }
         }
         store.release_mapped_pages();
@@ -212,6 +262,7 @@ pub fn export(
         for_each_record(
             store,
             options.known_at,
+            options.vectors.as_ref().map(|v| &*v.index),
             &mut |record| {
                 counts.add(record);
                 let content = record
@@ -233,6 +284,7 @@ pub fn export(
         known_at: options.known_at,
         embedding_model: options.embedding_model.clone(),
         counts,
+        vectors: options.vectors.as_ref().map(|v| v.info.clone()),
     });
     let reader = File::open(&body_path).map_err(TransferError::io(&body_path))?;
     match to {

@@ -9,10 +9,14 @@
 //!    its `episode_version`s (each correction of its text) by `known_from`, then its `fact`s
 //!    by (relation, entity), each followed by its `fact_version`s by `known_from`, then the
 //!    `supersession`s it wrote by (prior, entity), each followed by its `review`s (verdicts)
-//!    by `recorded_at`.
+//!    by `recorded_at`, and last (`--with-vectors` only) its stored `vector`.
 //! 4. `entity`s by key; 5. `skill` versions by (name, version).
 //! 6. `correction`s, the reviewers' log, by `sequence`.
 //! 7. `trailer`: the counts again and the SHA-256 of every line between header and trailer.
+//!
+//! A `vector` is the episode's embedding as the vector index stored it: f32 little-endian,
+//! base64 (standard alphabet, padded), of the header's `vectors.dimension`, built by
+//! `vectors.model`.
 //!
 //! Version 1 is version 2 without sections 3's versions and reviews and without section 6:
 //! this build reads both.
@@ -54,6 +58,8 @@ pub struct Counts {
     pub reviews: u64,
     #[serde(default)]
     pub corrections: u64,
+    #[serde(default)]
+    pub vectors: u64,
 }
 
 impl Counts {
@@ -69,6 +75,7 @@ impl Counts {
             Record::FactVersion(_) => self.fact_versions += 1,
             Record::Review(_) => self.reviews += 1,
             Record::Correction(_) => self.corrections += 1,
+            Record::Vector(_) => self.vectors += 1,
             Record::Header(_) | Record::Trailer(_) => {}
         }
     }
@@ -85,6 +92,61 @@ pub struct Header {
     /// The embedder configured where the file was written (what built its vectors).
     pub embedding_model: Option<String>,
     pub counts: Counts,
+    /// What built the file's `vector` records, when it carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorsInfo>,
+}
+
+/// The model and shape of the vectors a file carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorsInfo {
+    /// The embedder's model, as it names itself (`hash`, `all-MiniLM-L6-v2`, …).
+    pub model: String,
+    pub dimension: usize,
+    /// `f32le-base64`: each vector's f32s little-endian, base64 with padding.
+    pub encoding: String,
+}
+
+pub const VECTOR_ENCODING: &str = "f32le-base64";
+
+/// An episode's stored vector.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VectorRecord {
+    pub incident_fingerprint: String,
+    pub vector: String,
+}
+
+impl VectorRecord {
+    pub fn new(fingerprint: &str, vector: &[f32]) -> Self {
+        use base64::Engine;
+        let mut bytes = Vec::with_capacity(vector.len() * 4);
+        for x in vector {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        VectorRecord {
+            incident_fingerprint: fingerprint.to_string(),
+            vector: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// The vector, or why it is not one of `dimension` f32s.
+    pub fn decode(&self, dimension: usize) -> Result<Vec<f32>, String> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.vector)
+            .map_err(|e| format!("the vector is not base64: {e}"))?;
+        if bytes.len() != dimension * 4 {
+            return Err(format!(
+                "the vector has {} bytes; expected {dimension} f32s ({} bytes)",
+                bytes.len(),
+                dimension * 4
+            ));
+        }
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -209,6 +271,7 @@ pub enum Record {
     Entity(MemoryEntity),
     Skill(Skill),
     Correction(CorrectionRecord),
+    Vector(VectorRecord),
     Trailer(Trailer),
 }
 
@@ -226,6 +289,7 @@ impl Record {
             Record::Entity(_) => "entity",
             Record::Skill(_) => "skill",
             Record::Correction(_) => "correction",
+            Record::Vector(_) => "vector",
             Record::Trailer(_) => "trailer",
         }
     }

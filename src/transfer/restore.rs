@@ -40,6 +40,9 @@ pub struct RestoreReport {
     /// `restored`, `resumed` (a killed restore completed), `already_restored`, `merged`.
     pub outcome: &'static str,
     pub applied: ApplyReport,
+    /// What built the vectors the file carries, if it carries any (see [`restore_vectors`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<super::format::VectorsInfo>,
 }
 
 /// A file read line by line: each line checked against its chain, the bytes between header
@@ -186,7 +189,8 @@ fn section_of(record: &Record) -> Option<Section> {
         | Record::Fact(_)
         | Record::FactVersion(_)
         | Record::Supersession(_)
-        | Record::Review(_) => Some(Section::Episodes),
+        | Record::Review(_)
+        | Record::Vector(_) => Some(Section::Episodes),
         Record::Entity(_) => Some(Section::Entities),
         Record::Skill(_) => Some(Section::Skills),
         Record::Correction(_) => Some(Section::Corrections),
@@ -225,7 +229,7 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
     let mut code_units = Vec::new();
     let mut skills = Vec::new();
     // Within an episode: 0 its text versions, 1 its facts and theirs, 2 its supersessions and
-    // their reviews.
+    // their reviews, 3 its vector.
     let mut part = 0u8;
     let mut last_version: Option<Timestamp> = None;
     let mut versions = Plan::default();
@@ -380,6 +384,24 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                     r.review(),
                 ));
             }
+            Record::Vector(v) => {
+                let Some((_, fp)) = &episode else {
+                    return Err(bad("a vector before any episode".into()));
+                };
+                if v.incident_fingerprint != *fp || part == 3 {
+                    return Err(bad(format!(
+                        "a vector of {:?} is not the last record of episode {fp:?}",
+                        v.incident_fingerprint
+                    )));
+                }
+                let Some(info) = &header.vectors else {
+                    return Err(bad(
+                        "a vector, but the header names no vectors (model, dimension)".into(),
+                    ));
+                };
+                v.decode(info.dimension).map_err(bad)?;
+                part = 3;
+            }
             Record::Correction(c) => {
                 if c.sequence != counts.corrections {
                     return Err(bad(format!(
@@ -428,7 +450,9 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                     return Err(bad("expired_at is after the header's known_at".into()));
                 }
                 if part > 1 {
-                    return Err(bad("a fact after its episode's supersessions".into()));
+                    return Err(bad(
+                        "a fact after its episode's supersessions or vector".into()
+                    ));
                 }
                 part = 1;
                 last_version = None;
@@ -448,6 +472,9 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 let key = (s.prior, s.entity);
                 if last_lineage.as_ref().is_some_and(|l| *l >= key) {
                     return Err(bad("supersessions are not in (prior, entity) order".into()));
+                }
+                if part > 2 {
+                    return Err(bad("a supersession after its episode's vector".into()));
                 }
                 part = 2;
                 last_version = None;
@@ -606,6 +633,7 @@ fn feed(
             | Record::EpisodeVersion(_)
             | Record::FactVersion(_)
             | Record::Review(_)
+            | Record::Vector(_)
             | Record::Correction(_) => {}
         }
     }
@@ -663,6 +691,7 @@ pub fn restore(
                 sha256: checked.trailer.sha256.clone(),
                 outcome: "already_restored",
                 applied: ApplyReport::default(),
+                vectors: checked.header.vectors.clone(),
             });
         } else {
             return Err(TransferError::NotEmpty {
@@ -700,6 +729,7 @@ pub fn restore(
         sha256: checked.trailer.sha256,
         outcome,
         applied,
+        vectors: checked.header.vectors,
     })
 }
 
@@ -778,8 +808,14 @@ pub fn compare(
     lines.header()?;
     let mut expected = Vec::new();
     let mut next_expected = |lines: &mut Lines| -> Result<Option<(u64, Vec<u8>)>, TransferError> {
-        if !lines.next_content()? {
-            return Ok(None);
+        loop {
+            if !lines.next_content()? {
+                return Ok(None);
+            }
+            // Vectors live in the vector index, not the store (see [`restore_vectors`]).
+            if !lines.content.starts_with(br#"{"kind":"vector""#) {
+                break;
+            }
         }
         let content = &lines.content;
         if content.starts_with(br#"{"kind":"trailer""#) {
@@ -793,6 +829,7 @@ pub fn compare(
     for_each_record(
         store,
         checked.header.known_at,
+        None,
         &mut |record| {
             found += 1;
             let got = record
@@ -825,4 +862,95 @@ pub fn compare(
         });
     }
     Ok(())
+}
+
+/// What became of the vectors a file carries.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct VectorsRestored {
+    /// Vectors written into the vector index as the file carries them.
+    pub carried: u64,
+    /// Why the file's vectors were not used (another model), if they were not.
+    pub not_used: Option<String>,
+}
+
+/// Writes the vectors of the file `restored` came from into `vectors` (whose embedder is
+/// `model` of `dimension`), each with its episode's times, without embedding anything. A
+/// file of another model or dimension writes none and says why: the catch-up then embeds.
+/// When every episode of `store` then has its vector, the index is marked caught up with
+/// the store's log.
+pub fn restore_vectors(
+    store: &dyn MemoryStore,
+    restored: &RestoreReport,
+    vectors: &dyn crate::index::VectorStore,
+    (model, dimension): (&str, usize),
+) -> Result<VectorsRestored, TransferError> {
+    use crate::index::vectors::VectorRow;
+    let Some(info) = &restored.vectors else {
+        return Ok(VectorsRestored::default());
+    };
+    let path = Path::new(&restored.file);
+    if info.model != model || info.dimension != dimension {
+        return Ok(VectorsRestored {
+            carried: 0,
+            not_used: Some(format!(
+                "the file's vectors were built by {} ({} dimensions) and this store embeds with \
+                 {model} ({dimension}): they are not used, and the episodes are embedded again",
+                info.model, info.dimension
+            )),
+        });
+    }
+    let name = path.display().to_string();
+    let index_err = |e: crate::index::IndexError| TransferError::Vectors(e.to_string());
+    let mut lines = Lines::open(path, &name)?;
+    lines.header()?;
+    let watermark = vectors.watermark().map_err(index_err)?;
+    let mut rows: Vec<VectorRow> = Vec::new();
+    let mut episode: Option<crate::model::MemoryEpisode> = None;
+    let mut carried = 0u64;
+    let at_most = vectors.append_at_most().max(1);
+    while let Some(record) = lines.next_record()? {
+        match record {
+            Record::Episode(e) => episode = Some(e),
+            Record::Vector(v) => {
+                let Some(e) = episode
+                    .as_ref()
+                    .filter(|e| e.incident_fingerprint == v.incident_fingerprint)
+                else {
+                    return Err(lines.refuse(lines.line, "a vector not after its episode"));
+                };
+                let vector = v
+                    .decode(info.dimension)
+                    .map_err(|m| lines.refuse(lines.line, m))?;
+                rows.push(VectorRow {
+                    fingerprint: v.incident_fingerprint,
+                    ingested_at: e.ingested_at,
+                    t_valid: e.t_valid,
+                    concluded_at: e.concluded_at,
+                    vector,
+                });
+                if rows.len() >= at_most {
+                    vectors.append(&rows, watermark).map_err(index_err)?;
+                    carried += rows.len() as u64;
+                    rows.clear();
+                }
+            }
+            Record::Trailer(_) => break,
+            _ => {}
+        }
+    }
+    if format::sha256_hex(lines.sha.clone()) != restored.sha256 {
+        return Err(lines.refuse(lines.line, "the file changed while it was restored"));
+    }
+    carried += rows.len() as u64;
+    vectors.append(&rows, watermark).map_err(index_err)?;
+    // Caught up only if every episode of the store now has its vector; otherwise the next
+    // catch-up reads the log and embeds just the ones missing.
+    let total = store.episode_count()?;
+    if vectors.count().map_err(index_err)? as u64 == total {
+        vectors.append(&[], total).map_err(index_err)?;
+    }
+    Ok(VectorsRestored {
+        carried,
+        not_used: None,
+    })
 }

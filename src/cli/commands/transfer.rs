@@ -7,7 +7,7 @@ use crate::cli::context::{Context, progress_printer};
 use crate::cli::output::{print_json, say};
 use strata::store::StoreLocation;
 use strata::store::embedded::EmbeddedStore;
-use strata::transfer::export::{Destination, ExportOptions};
+use strata::transfer::export::{CarriedVectors, Destination, ExportOptions};
 use strata::transfer::restore::RestoreOptions;
 use strata::transfer::{TransferError, backup as backups, export as exports, restore as restores};
 
@@ -22,9 +22,27 @@ fn embedding_model(ctx: &Context) -> String {
 
 pub fn export(ctx: &Context, args: &ExportArgs) -> Result<ExitCode> {
     let store = ctx.open_store()?;
+    let vectors = if args.with_vectors {
+        // The index caught up with the store first: every episode's vector is in the file.
+        let stack = ctx.open_recall(store.clone());
+        let (Some(index), Some(embedder)) = (stack.vectors.clone(), stack.embedder.clone()) else {
+            return Err(eyre!(
+                "--with-vectors: the vector index cannot be opened ({})",
+                stack.notices.join("; ")
+            ));
+        };
+        Some(CarriedVectors::new(
+            index,
+            embedder.model(),
+            embedder.dimension(),
+        ))
+    } else {
+        None
+    };
     let options = ExportOptions {
         known_at: args.known_at,
         embedding_model: Some(embedding_model(ctx)),
+        vectors,
     };
     let mut progress = progress_printer("exported episodes");
     let summary = match &args.to {
@@ -92,6 +110,7 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<ExitCode> {
         c.code_units
     );
     if !args.no_index && report.applied.new_episodes > 0 {
+        carry_vectors(ctx, &store, &report)?;
         say!("rebuilding the recall indexes");
         let stack = ctx.open_recall(store);
         say!(
@@ -104,6 +123,51 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<ExitCode> {
         print_json(&report)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The vectors the file carries, written into the vector index when they were built by
+/// this store's embedder, so that the catch-up after a restore embeds nothing.
+fn carry_vectors(
+    ctx: &Context,
+    store: &std::sync::Arc<dyn strata::store::MemoryStore>,
+    report: &restores::RestoreReport,
+) -> Result<()> {
+    if report.vectors.is_none() {
+        return Ok(());
+    }
+    let stack = strata::recall::RecallStack::open(
+        store.clone(),
+        ctx.build_embedder(),
+        &strata::recall::StackOptions {
+            index_dir: ctx.index_dir(),
+            sync: false,
+            vectors: ctx.vectors.clone(),
+            runtime: None,
+        },
+        &mut |_, _| {},
+    );
+    let (Some(index), Some(embedder)) = (&stack.vectors, &stack.embedder) else {
+        say!(
+            "the file's vectors are not used: the vector index cannot be opened ({})",
+            stack.notices.join("; ")
+        );
+        return Ok(());
+    };
+    let restored = restores::restore_vectors(
+        store.as_ref(),
+        report,
+        index.as_ref(),
+        (embedder.model(), embedder.dimension()),
+    )?;
+    match restored.not_used {
+        Some(why) => say!("{why}"),
+        None => say!(
+            "vectors: {} carried from the file into {}, none embedded for them",
+            restored.carried,
+            index.describe()
+        ),
+    }
+    Ok(())
 }
 
 pub fn backup(ctx: &Context, args: &BackupArgs) -> Result<ExitCode> {
