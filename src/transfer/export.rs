@@ -1,7 +1,8 @@
 //! `strata export`: every record of a store, in the format's order, deterministic on either
 //! backend. The store is read once: the records go to a body file as they come (memory holds
-//! one page of episodes, plus the episode keys, entities, skills and code units), and the
-//! output is the header, the body with each line's chain, and the trailer.
+//! one page of episodes, a run of episode keys sorted on disk, entities, skills, code units
+//! and the corrections log), and the output is the header, the body with each line's chain,
+//! and the trailer.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -16,6 +17,7 @@ use super::format::{
     self, Counts, EpisodeVersionRecord, FORMAT, FORMAT_VERSION, FactVersionRecord, Header,
     MEMORY_SCHEMA, Record, ReviewRecord, Trailer, VECTOR_ENCODING, VectorRecord, VectorsInfo,
 };
+use super::keys::{KeySorter, SortedKeys};
 use crate::index::VectorStore;
 use crate::model::{FactEdge, Supersession, Timestamp};
 use crate::store::MemoryStore;
@@ -85,10 +87,14 @@ pub fn for_each_record(
     for unit in store.code_units()? {
         emit(&Record::CodeUnit(unit))?;
     }
-    let keys = episode_keys(store, known_at)?;
-    let total = keys.len() as u64;
-    for (n, page) in keys.chunks(PAGE).enumerate() {
-        let fps: Vec<String> = page.iter().map(|(_, fp)| fp.clone()).collect();
+    let (mut keys, total) = episode_keys(store, known_at)?;
+    let mut done = 0u64;
+    loop {
+        let page = keys.next_page(PAGE)?;
+        if page.is_empty() {
+            break;
+        }
+        let fps: Vec<String> = page.into_iter().map(|(_, fp)| fp).collect();
         let mut episodes: HashMap<String, _> = store
             .episodes(&fps)?
             .into_iter()
@@ -162,9 +168,10 @@ pub fn for_each_record(
             }
         }
         store.release_mapped_pages();
-        progress(((n + 1) * PAGE).min(keys.len()) as u64, total);
+        done += fps.len() as u64;
+        progress(done, total.max(done));
     }
-    if keys.is_empty() {
+    if done == 0 {
         progress(0, 0);
     }
     for entity in store.entity_records()? {
@@ -198,13 +205,14 @@ fn as_known_at(fact: &mut FactEdge, k: Timestamp) {
     }
 }
 
-/// (ingested_at, fingerprint) of every episode known at `known_at`, in that order: the same
-/// on every backend, whatever order each keeps its log in.
+/// (ingested_at, fingerprint) of every episode known at `known_at`, in that order (the same
+/// on every backend, whatever order each keeps its log in), sorted in bounded memory; and
+/// how many there are (at most).
 fn episode_keys(
     store: &dyn MemoryStore,
     known_at: Option<Timestamp>,
-) -> Result<Vec<(Timestamp, String)>, TransferError> {
-    let mut keys = Vec::new();
+) -> Result<(SortedKeys, u64), TransferError> {
+    let mut keys = KeySorter::default();
     let mut after = 0;
     loop {
         let page = store.episodes_since(after, LOG_PAGE)?;
@@ -219,15 +227,14 @@ fn episode_keys(
         }
         for (_, e) in page.episodes {
             if known_at.is_none_or(|k| e.ingested_at <= k) {
-                keys.push((e.ingested_at, e.incident_fingerprint));
+                keys.push((e.ingested_at, e.incident_fingerprint))?;
             }
         }
         store.release_mapped_pages();
         after = page.last;
     }
-    keys.sort();
-    keys.dedup();
-    Ok(keys)
+    let total = keys.pushed();
+    Ok((keys.sorted()?, total))
 }
 
 /// Where an export goes.
