@@ -1032,6 +1032,20 @@ fn a_corrected_store_round_trips_with_every_version_and_correction() {
         4,
         "the refused merge wrote nothing"
     );
+    // Nor corrections recorded before what the store already knows.
+    let e = corrected(&dir.path().join("e"), &[]);
+    ingest_at(
+        &e,
+        &[record("LATE-1", "2026-02-20T00:00:00Z")],
+        "2026-03-01T00:00:00Z",
+    )
+    .unwrap();
+    let err = restore(&e, &file, RestoreOptions { merge: true }, &mut |_, _| {}).unwrap_err();
+    assert!(
+        matches!(&err, TransferError::Refused { message, .. } if message.contains("cannot be rewritten")),
+        "{err}"
+    );
+    assert!(e.corrections().unwrap().is_empty());
 }
 
 #[test]

@@ -682,8 +682,9 @@ pub fn restore(
             outcome = "resumed";
         } else if options.merge {
             outcome = "merged";
-            refuse_skills_before_high_water(store, path, &checked)?;
-            refuse_corrections_into_corrected(store, path, &checked)?;
+            let high = store_high_water(store)?;
+            refuse_skills_before_high_water(store, path, &checked, high)?;
+            refuse_corrections_into_corrected(store, path, &checked, high)?;
         } else if compare(store, path, &checked).is_ok() {
             return Ok(RestoreReport {
                 file: path.display().to_string(),
@@ -733,40 +734,54 @@ pub fn restore(
     })
 }
 
-/// A merge brings corrections only into a store that has none of its own: two logs of
-/// corrections do not interleave without rewriting what memory knew.
+/// A merge brings corrections only into a store that has none of its own (two logs of
+/// corrections do not interleave), and none recorded before the latest knowledge time the
+/// store holds: what memory knew then would change.
 fn refuse_corrections_into_corrected(
     store: &dyn MemoryStore,
     path: &Path,
     checked: &Checked,
+    high: Option<Timestamp>,
 ) -> Result<(), TransferError> {
     let Some(line) = checked.first_version_line else {
         return Ok(());
     };
+    let refuse = |message: String| TransferError::Refused {
+        file: path.display().to_string(),
+        line,
+        message,
+    };
     let recorded = store.correction_count()?;
     if recorded > 0 {
-        return Err(TransferError::Refused {
-            file: path.display().to_string(),
-            line,
-            message: format!(
-                "the file carries corrections and {} has {recorded} of its own; a merge \
-                 cannot interleave two logs of corrections (restore into an empty store)",
-                store.describe()
-            ),
-        });
+        return Err(refuse(format!(
+            "the file carries corrections and {} has {recorded} of its own; a merge cannot \
+             interleave two logs of corrections (restore into an empty store)",
+            store.describe()
+        )));
+    }
+    let v = &checked.versions;
+    let earliest = v
+        .records
+        .iter()
+        .map(|c| c.recorded_at)
+        .chain(v.episode_versions.iter().map(|(_, e)| e.known_from))
+        .chain(v.fact_versions.iter().map(|(_, f)| f.known_from))
+        .chain(v.reviews.iter().map(|(_, r)| r.recorded_at))
+        .min();
+    if let (Some(earliest), Some(high)) = (earliest, high)
+        && earliest < high
+    {
+        return Err(refuse(format!(
+            "the file's corrections begin at {earliest}, before {high}, the latest the store \
+             has recorded; what memory knew then cannot be rewritten"
+        )));
     }
     Ok(())
 }
 
-/// A merge may not add a skill version recorded before the latest knowledge time the store
-/// holds: what memory knew then would change.
-fn refuse_skills_before_high_water(
-    store: &dyn MemoryStore,
-    path: &Path,
-    checked: &Checked,
-) -> Result<(), TransferError> {
-    let stored = store.skills()?;
-    let mut high: Option<Timestamp> = stored.iter().map(|s| s.recorded_at).max();
+/// The latest knowledge time a store holds (of its episodes and skill versions).
+fn store_high_water(store: &dyn MemoryStore) -> Result<Option<Timestamp>, TransferError> {
+    let mut high: Option<Timestamp> = store.skills()?.iter().map(|s| s.recorded_at).max();
     let mut after = 0;
     loop {
         let page = store.episodes_since(after, 10_000)?;
@@ -778,6 +793,18 @@ fn refuse_skills_before_high_water(
         }
         after = page.last;
     }
+    Ok(high)
+}
+
+/// A merge may not add a skill version recorded before the latest knowledge time the store
+/// holds: what memory knew then would change.
+fn refuse_skills_before_high_water(
+    store: &dyn MemoryStore,
+    path: &Path,
+    checked: &Checked,
+    high: Option<Timestamp>,
+) -> Result<(), TransferError> {
+    let stored = store.skills()?;
     let Some(high) = high else { return Ok(()) };
     for (line, skill) in &checked.skills {
         let present = stored.iter().any(|s| s == skill);

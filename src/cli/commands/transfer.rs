@@ -64,13 +64,19 @@ pub fn export(ctx: &Context, args: &ExportArgs) -> Result<ExitCode> {
     };
     let c = summary.counts;
     say!(
-        "exported {} episodes, {} facts, {} supersessions, {} entities, {} skill versions, {} code units ({} bytes, sha256 {})",
+        "exported {} episodes, {} facts, {} supersessions, {} entities, {} skill versions, {} code units{}{} ({} bytes, sha256 {})",
         c.episodes,
         c.facts,
         c.supersessions,
         c.entities,
         c.skills,
         c.code_units,
+        corrections_said(&c),
+        if c.vectors > 0 {
+            format!(", {} vectors", c.vectors)
+        } else {
+            String::new()
+        },
         summary.bytes,
         summary.sha256
     );
@@ -78,6 +84,19 @@ pub fn export(ctx: &Context, args: &ExportArgs) -> Result<ExitCode> {
         print_json(&summary)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// ", N corrections (V versions, R reviews)" when the file has corrections.
+fn corrections_said(c: &strata::transfer::format::Counts) -> String {
+    if c.corrections == 0 {
+        return String::new();
+    }
+    format!(
+        ", {} corrections ({} versions, {} reviews)",
+        c.corrections,
+        c.episode_versions + c.fact_versions,
+        c.reviews
+    )
 }
 
 pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<ExitCode> {
@@ -99,7 +118,7 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<ExitCode> {
     };
     let c = report.counts;
     say!(
-        "{}: {} ({} episodes, {} facts, {} supersessions, {} entities, {} skill versions, {} code units; read back equal to the file)",
+        "{}: {} ({} episodes, {} facts, {} supersessions, {} entities, {} skill versions, {} code units{}; read back equal to the file)",
         report.file,
         report.outcome.replace('_', " "),
         c.episodes,
@@ -107,7 +126,8 @@ pub fn restore(ctx: &Context, args: &RestoreArgs) -> Result<ExitCode> {
         c.supersessions,
         c.entities,
         c.skills,
-        c.code_units
+        c.code_units,
+        corrections_said(&c)
     );
     if !args.no_index && report.applied.new_episodes > 0 {
         carry_vectors(ctx, &store, &report)?;
