@@ -454,11 +454,10 @@ impl MemoryStore for FalkorStore {
         }
         // Each episode with its corrected text, as the embedded store's log reads it.
         if !page.episodes.is_empty() && self.any_versions("episode")? {
-            let mut episodes: Vec<_> = page.episodes.iter().map(|(_, e)| e.clone()).collect();
+            let (ordinals, mut episodes): (Vec<u64>, Vec<MemoryEpisode>) =
+                std::mem::take(&mut page.episodes).into_iter().unzip();
             self.attach_episodes(&mut episodes)?;
-            for ((_, e), attached) in page.episodes.iter_mut().zip(episodes) {
-                *e = attached;
-            }
+            page.episodes = ordinals.into_iter().zip(episodes).collect();
         }
         if page.last > after {
             *self
