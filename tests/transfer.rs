@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{falkordb, shared_dir, strata, strata_command, ts};
+use common::{falkordb, ingest_at, record, shared_dir, strata, strata_command, ts};
 use strata::model::{AsOf, Timestamp};
 use strata::store::embedded::EmbeddedStore;
 use strata::store::falkordb::FalkorStore;
@@ -25,6 +25,7 @@ fn export_bytes(store: &dyn MemoryStore, known_at: Option<Timestamp>) -> Vec<u8>
         &ExportOptions {
             known_at,
             embedding_model: Some("hash".into()),
+            vectors: None,
         },
         Destination::Writer(&mut out),
         &mut |_, _| {},
@@ -161,6 +162,25 @@ fn rechain(lines: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
+/// The lines with every chain recomputed and the trailer's SHA-256 made to match (a file
+/// another writer made with these records).
+fn with_trailer_sha(lines: &[Vec<u8>]) -> Vec<u8> {
+    use sha2::Digest;
+    let n = lines.len();
+    let body = rechain(&lines[..n - 1]);
+    let mut sha = sha2::Sha256::new();
+    for l in lines_of(&body).iter().skip(1) {
+        sha.update(l);
+        sha.update(b"\n");
+    }
+    let mut trailer = String::from_utf8(lines[n - 1].clone()).unwrap();
+    let at = trailer.find("\"sha256\":\"").unwrap() + 10;
+    trailer.replace_range(at..at + 64, &format::hex(&sha.finalize()));
+    let mut lines = lines_of(&body);
+    lines.push(trailer.into_bytes());
+    rechain(&lines)
+}
+
 fn refused(bytes: &[u8]) -> (u64, String) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("x.ndjson");
@@ -236,10 +256,10 @@ fn damaged_files_are_refused_naming_the_line_and_write_nothing() {
     let mut newer = lines.clone();
     newer[0] = String::from_utf8(newer[0].clone())
         .unwrap()
-        .replace("\"format_version\":1", "\"format_version\":2")
+        .replace("\"format_version\":2", "\"format_version\":3")
         .into_bytes();
     let (line, m) = refused(&rechain(&newer));
-    assert!(line == 1 && m.contains("format version 2 is newer"), "{m}");
+    assert!(line == 1 && m.contains("format version 3 is newer"), "{m}");
 
     // Not an export at all.
     let (line, _) = refused(b"{\"incident_fingerprint\":\"x\"}\n");
@@ -802,4 +822,508 @@ fn falkordb_and_qdrant_backed_up_together_restore_into_fresh_servers() {
         strip(&on_servers(&data_b, &graph_b, &qdrant_b.url(), &query)),
         strip(&recalled)
     );
+}
+
+/// A small memory with every kind of correction, a correction of a correction among them:
+/// two episodes at K0, two superseding them at K1; at K2 a retraction, a confirmation, an
+/// episode's summary and a fact's interval corrected; at K3 the retraction confirmed after
+/// all, the episode's resolution and the fact corrected again.
+const K2: &str = "2026-02-01T00:00:00Z";
+const K3: &str = "2026-02-10T00:00:00Z";
+
+fn supersede(fp: &str, start: &str, prior: &str) -> serde_json::Value {
+    let mut r = record(fp, start);
+    r["supersedes"] = serde_json::json!([{"incident_fingerprint": prior, "entity_type": "change", "entity_ref": format!("cfg-{prior}")}]);
+    r
+}
+
+fn seed_for_corrections(store: &dyn MemoryStore) {
+    ingest_at(
+        store,
+        &[
+            record("CR-1", "2026-01-01T00:00:00Z"),
+            record("OPS-1", "2026-01-02T00:00:00Z"),
+        ],
+        "2026-01-10T00:00:00Z",
+    )
+    .unwrap();
+    ingest_at(
+        store,
+        &[
+            supersede("CR-2", "2026-01-15T00:00:00Z", "CR-1"),
+            supersede("CR-3", "2026-01-16T00:00:00Z", "OPS-1"),
+        ],
+        "2026-01-20T00:00:00Z",
+    )
+    .unwrap();
+}
+
+const AT_K2: &str = concat!(
+    r#"{"retract_supersession": {"episode": "CR-2", "prior": "CR-1", "entity_type": "change", "entity_ref": "cfg-CR-1"}, "reason": "CR-2 fixed \"another\" fault", "by": "ana"}"#,
+    "\n",
+    r#"{"confirm_supersession": {"episode": "CR-3", "prior": "OPS-1", "entity_type": "change", "entity_ref": "cfg-OPS-1"}, "reason": "checked the config history", "by": "ana"}"#,
+    "\n",
+    r#"{"correct_episode": {"incident_fingerprint": "OPS-1", "summary_nl": "OPS-1: the real cause was an expired certificate"}, "reason": "the summary left out the cause", "by": "ben"}"#,
+    "\n",
+    r#"{"correct_fact": {"episode": "CR-2", "relation": "MENTIONS", "entity_type": "service", "entity_ref": "authelia", "t_valid": "2026-01-14T00:00:00Z"}, "reason": "the outage began a day earlier", "by": "ben"}"#,
+    "\n"
+);
+
+const AT_K3: &str = concat!(
+    r#"{"confirm_supersession": {"episode": "CR-2", "prior": "CR-1", "entity_type": "change", "entity_ref": "cfg-CR-1"}, "reason": "it did replace the fix after all", "by": "cy"}"#,
+    "\n",
+    r#"{"correct_episode": {"incident_fingerprint": "OPS-1", "resolution_nl": "renewed the certificate"}, "reason": "resolution too", "by": "cy"}"#,
+    "\n",
+    r#"{"correct_fact": {"episode": "CR-2", "relation": "MENTIONS", "entity_type": "service", "entity_ref": "authelia", "t_invalid": "2026-03-01T00:00:00Z"}, "reason": "authelia was retired", "by": "cy"}"#,
+    "\n"
+);
+
+fn correct_at(store: &dyn MemoryStore, text: &str, at: &str) {
+    store
+        .correct(&strata::correct::CorrectionBatch {
+            items: strata::correct::parse_text("c.ndjson", text).unwrap(),
+            at: strata::store::KnowledgeTime::At(ts(at)),
+            origin: strata::correct::WriteOrigin::Human,
+        })
+        .unwrap();
+}
+
+fn corrected(dir: &Path, corrections: &[(&str, &str)]) -> EmbeddedStore {
+    let store = EmbeddedStore::open(dir).unwrap();
+    seed_for_corrections(&store);
+    for (text, at) in corrections {
+        correct_at(&store, text, at);
+    }
+    store
+}
+
+/// Every answer about the corrected memory at (V, K), as text: facts as of (V, K), lesson,
+/// lineage both ways, the review list, what changed up to K, each episode as known at K.
+fn corrected_answers(store: &dyn MemoryStore) -> Vec<String> {
+    use strata::query::{changes, facts_as_of, lesson_as_of, lineage, review};
+    fn text<T: serde::Serialize, E: std::fmt::Display>(r: Result<T, E>) -> String {
+        match r {
+            Ok(v) => serde_json::to_string(&v).unwrap(),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+    let fps = ["CR-1", "CR-2", "CR-3", "OPS-1"];
+    let known = [
+        "2026-01-09T00:00:00Z",
+        "2026-01-10T00:00:00Z",
+        "2026-01-20T00:00:00Z",
+        "2026-01-31T23:59:59.999Z",
+        K2,
+        "2026-02-05T00:00:00Z",
+        K3,
+        "2026-03-05T00:00:00Z",
+    ];
+    let valid = [
+        "2026-01-01T00:00:00Z",
+        "2026-01-14T12:00:00Z",
+        "2026-01-15T00:00:00Z",
+        "2026-01-16T00:00:00Z",
+        "2026-02-05T00:00:00Z",
+        "2026-03-05T00:00:00Z",
+    ];
+    let mut out = Vec::new();
+    for k in known {
+        let k = ts(k);
+        out.push(text(review(store, k, false)));
+        out.push(text(changes(store, ts("2000-01-01T00:00:00Z"), k)));
+        for fp in fps {
+            out.push(text(lineage(store, fp, k)));
+            out.push(format!(
+                "{:?}",
+                store.episode(fp).unwrap().map(|e| e.known_at(k))
+            ));
+            for v in valid {
+                let at = AsOf {
+                    valid_at: ts(v),
+                    known_at: k,
+                };
+                out.push(text(facts_as_of(store, fp, at)));
+                out.push(text(lesson_as_of(store, fp, at)));
+            }
+        }
+    }
+    out
+}
+
+fn assert_same_corrected_memory(a: &dyn MemoryStore, b: &dyn MemoryStore) {
+    assert_same_memory(a, b);
+    assert_eq!(a.corrections().unwrap(), b.corrections().unwrap());
+    for fp in ["CR-1", "CR-2", "CR-3", "OPS-1"] {
+        assert_eq!(a.episode(fp).unwrap(), b.episode(fp).unwrap(), "{fp}");
+    }
+    let (x, y) = (corrected_answers(a), corrected_answers(b));
+    assert_eq!(x.len(), y.len());
+    for (i, (x, y)) in x.iter().zip(&y).enumerate() {
+        assert_eq!(x, y, "answer {i}");
+    }
+    assert!(
+        b.check().unwrap().is_consistent(),
+        "{:?}",
+        b.check().unwrap()
+    );
+}
+
+fn kinds_in(bytes: &[u8]) -> Vec<String> {
+    lines_of(bytes)
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_slice(l).unwrap();
+            v["kind"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_corrected_store_round_trips_with_every_version_and_correction() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = corrected(&dir.path().join("a"), &[(AT_K2, K2), (AT_K3, K3)]);
+    let bytes = export_bytes(&a, None);
+    let kinds = kinds_in(&bytes);
+    let count = |k: &str| kinds.iter().filter(|x| *x == k).count();
+    assert_eq!(
+        (
+            count("episode_version"),
+            count("fact_version"),
+            count("review"),
+            count("correction")
+        ),
+        (2, 4, 3, 7),
+        "every version and every correction is exported"
+    );
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, &bytes).unwrap();
+
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    assert_eq!(restore_file(&b, &file).unwrap(), "restored");
+    assert_eq!(
+        export_bytes(&b, None),
+        bytes,
+        "exported again: the same bytes"
+    );
+    assert_same_corrected_memory(&a, &b);
+    assert_eq!(restore_file(&b, &file).unwrap(), "already_restored");
+    // Corrections go on from where the restored log left off, after its latest K.
+    let err = b
+        .correct(&strata::correct::CorrectionBatch {
+            items: strata::correct::parse_text("c.ndjson", AT_K3).unwrap(),
+            at: strata::store::KnowledgeTime::At(ts("2026-02-09T00:00:00Z")),
+            origin: strata::correct::WriteOrigin::Human,
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("in the past"), "{err}");
+    let more = r#"{"retract_supersession": {"episode": "CR-3", "prior": "OPS-1", "entity_type": "change", "entity_ref": "cfg-OPS-1"}, "reason": "no", "by": "dee"}"#;
+    correct_at(&b, more, "2026-03-01T00:00:00Z");
+    assert_eq!(b.corrections().unwrap().last().unwrap().sequence, 8);
+
+    // A merge does not interleave two logs of corrections.
+    let c = corrected(&dir.path().join("c"), &[(AT_K2, K2)]);
+    let err = restore(&c, &file, RestoreOptions { merge: true }, &mut |_, _| {}).unwrap_err();
+    assert!(
+        matches!(&err, TransferError::Refused { message, .. } if message.contains("cannot interleave")),
+        "{err}"
+    );
+    assert_eq!(
+        c.corrections().unwrap().len(),
+        4,
+        "the refused merge wrote nothing"
+    );
+    // Nor corrections recorded before what the store already knows.
+    let e = corrected(&dir.path().join("e"), &[]);
+    ingest_at(
+        &e,
+        &[record("LATE-1", "2026-02-20T00:00:00Z")],
+        "2026-03-01T00:00:00Z",
+    )
+    .unwrap();
+    let err = restore(&e, &file, RestoreOptions { merge: true }, &mut |_, _| {}).unwrap_err();
+    assert!(
+        matches!(&err, TransferError::Refused { message, .. } if message.contains("cannot be rewritten")),
+        "{err}"
+    );
+    assert!(e.corrections().unwrap().is_empty());
+}
+
+#[test]
+fn a_corrected_store_round_trips_through_falkordb() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = corrected(&dir.path().join("a"), &[(AT_K2, K2), (AT_K3, K3)]);
+    let bytes = export_bytes(&a, None);
+    let file = dir.path().join("a.ndjson");
+    std::fs::write(&file, &bytes).unwrap();
+
+    let graph = FalkorStore::connect(&falkordb::graph_url("transfer_corrected")).unwrap();
+    assert_eq!(restore_file(&graph, &file).unwrap(), "restored");
+    let from_graph = export_bytes(&graph, None);
+    assert_eq!(from_graph, bytes, "FalkorDB exports the same bytes");
+    assert_same_corrected_memory(&a, &graph);
+
+    let back_file = dir.path().join("f.ndjson");
+    std::fs::write(&back_file, &from_graph).unwrap();
+    let c = EmbeddedStore::open(&dir.path().join("c")).unwrap();
+    assert_eq!(restore_file(&c, &back_file).unwrap(), "restored");
+    assert_eq!(export_bytes(&c, None), bytes);
+    assert_same_corrected_memory(&graph, &c);
+}
+
+#[test]
+fn known_at_before_a_correction_is_the_store_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let both = corrected(&dir.path().join("both"), &[(AT_K2, K2), (AT_K3, K3)]);
+    let first = corrected(&dir.path().join("first"), &[(AT_K2, K2)]);
+    let none = corrected(&dir.path().join("none"), &[]);
+    for k in ["2026-01-20T00:00:00Z", "2026-01-31T23:59:59.999Z"] {
+        let k = Some(ts(k));
+        assert_eq!(export_bytes(&both, k), export_bytes(&none, k), "at {k:?}");
+    }
+    for k in [K2, "2026-02-09T23:59:59.999Z"] {
+        let k = Some(ts(k));
+        assert_eq!(export_bytes(&both, k), export_bytes(&first, k), "at {k:?}");
+    }
+    // Restored, the cut at K answers as the store did at K.
+    let cut = export_bytes(&both, Some(ts("2026-02-05T00:00:00Z")));
+    assert_eq!(
+        kinds_in(&cut).iter().filter(|k| *k == "correction").count(),
+        4,
+        "only the corrections known at K"
+    );
+    let file = dir.path().join("cut.ndjson");
+    std::fs::write(&file, &cut).unwrap();
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    restore_file(&b, &file).unwrap();
+    assert_eq!(corrected_answers(&b), corrected_answers(&first));
+}
+
+#[test]
+fn a_format_1_file_still_restores() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EmbeddedStore::open(&dir.path().join("a")).unwrap();
+    strata::demo::seed(&a).unwrap();
+    let bytes = export_bytes(&a, None);
+    // The same records as version 1 wrote them: its header and trailer had no counts of
+    // versions, reviews or corrections.
+    let v1: Vec<Vec<u8>> = lines_of(&bytes)
+        .into_iter()
+        .map(|l| {
+            let text = String::from_utf8(l).unwrap();
+            if !text.starts_with(r#"{"kind":"header""#) && !text.starts_with(r#"{"kind":"trailer""#)
+            {
+                return text.into_bytes();
+            }
+            text.replace("\"format_version\":2", "\"format_version\":1")
+                .replace(
+                    ",\"episode_versions\":0,\"fact_versions\":0,\"reviews\":0,\"corrections\":0,\"vectors\":0",
+                    "",
+                )
+                .into_bytes()
+        })
+        .collect();
+    let v1 = with_trailer_sha(&v1);
+    assert!(String::from_utf8_lossy(&v1).contains("\"format_version\":1"));
+    assert!(!String::from_utf8_lossy(&v1).contains("\"corrections\":0"));
+    let file = dir.path().join("v1.ndjson");
+    std::fs::write(&file, &v1).unwrap();
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    assert_eq!(restore_file(&b, &file).unwrap(), "restored");
+    assert_eq!(export_bytes(&b, None), bytes);
+}
+
+#[test]
+fn misplaced_versions_and_corrections_are_refused_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = corrected(&dir.path().join("a"), &[(AT_K2, K2), (AT_K3, K3)]);
+    let lines = lines_of(&export_bytes(&a, None));
+    let kind_at = |k: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(format!("{{\"kind\":\"{k}\"").as_bytes()))
+            .unwrap()
+    };
+    // A fact's version moved before the fact's episode's supersessions... to after them.
+    for k in ["episode_version", "fact_version", "review"] {
+        let mut moved = lines.clone();
+        let at = kind_at(k);
+        let line = moved.remove(at);
+        moved.insert(1, line);
+        let (line, m) = refused(&rechain(&moved));
+        assert_eq!(line, 2, "{k}: {m}");
+    }
+    // Corrections out of sequence.
+    let mut swapped = lines.clone();
+    let first = kind_at("correction");
+    swapped.swap(first, first + 1);
+    let (line, m) = refused(&rechain(&swapped));
+    assert!(
+        line == first as u64 + 1 && m.contains("correction 2 where correction 1"),
+        "{m}"
+    );
+}
+
+/// The export's lines whose kind is `kind`, with their indexes.
+fn lines_of_kind(lines: &[Vec<u8>], kind: &str) -> Vec<usize> {
+    let prefix = format!("{{\"kind\":\"{kind}\"");
+    (0..lines.len())
+        .filter(|&i| lines[i].starts_with(prefix.as_bytes()))
+        .collect()
+}
+
+/// `strata ARGS`, which must succeed; its stdout and stderr together.
+fn run_ok(data: &Path, args: &[&str]) -> String {
+    let o = strata(data, args);
+    let said = format!("{}{}", common::stdout(&o), common::stderr(&o));
+    assert!(o.status.success(), "{args:?}: {said}");
+    said
+}
+
+#[test]
+fn with_vectors_a_restore_embeds_nothing_and_recalls_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c, d) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+        dir.path().join("d"),
+    );
+    drop(demo_and_postmortems(&a));
+    let before = top_tens(&a, None);
+    let file = dir.path().join("v.ndjson");
+    let path = file.to_str().unwrap();
+    run_ok(&a, &["export", "--with-vectors", "--to", path]);
+    let bytes = std::fs::read(&file).unwrap();
+    let lines = lines_of(&bytes);
+    let header: serde_json::Value = serde_json::from_slice(
+        &lines[0][..lines[0].len() - 28]
+            .iter()
+            .chain(b"}")
+            .copied()
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    assert_eq!(header["vectors"]["model"], "hash-v1", "{header}");
+    assert_eq!(header["vectors"]["encoding"], "f32le-base64");
+    let vectors = lines_of_kind(&lines, "vector");
+    assert_eq!(
+        vectors.len() as u64,
+        header["counts"]["episodes"].as_u64().unwrap(),
+        "every episode's vector"
+    );
+    // Each right after its episode's block: the next line is another episode or an entity.
+    for &i in &vectors {
+        assert!(
+            lines
+                .get(i + 1)
+                .is_some_and(|l| l.starts_with(b"{\"kind\":\"episode\"")
+                    || l.starts_with(b"{\"kind\":\"entity\"")),
+            "line {}",
+            i + 1
+        );
+    }
+
+    // Restored with the same embedder: the vectors come from the file, none is embedded.
+    let said = run_ok(&b, &["restore", path]);
+    assert!(
+        said.contains(&format!("vectors: {} carried from the file", vectors.len())),
+        "{said}"
+    );
+    assert!(said.contains("texts, 0 vectors added"), "{said}");
+    assert_eq!(top_tens(&b, None), before, "recall's top 10 is the same");
+    let again = dir.path().join("again.ndjson");
+    run_ok(
+        &b,
+        &["export", "--with-vectors", "--to", again.to_str().unwrap()],
+    );
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        bytes,
+        "exported again: the same bytes"
+    );
+
+    // Proof that they are the file's and not embedded again: two episodes' vectors swapped
+    // in the file come back swapped.
+    let mut swapped = lines.clone();
+    let (x, y) = (vectors[0], vectors[1]);
+    let vector_of = |l: &[u8]| {
+        let text = String::from_utf8(l.to_vec()).unwrap();
+        let at = text.find("\"vector\":\"").unwrap() + 10;
+        let end = at + text[at..].find('"').unwrap();
+        (text.clone(), at, end)
+    };
+    let ((tx, ax, ex), (ty, ay, ey)) = (vector_of(&lines[x]), vector_of(&lines[y]));
+    swapped[x] = format!("{}{}{}", &tx[..ax], &ty[ay..ey], &tx[ex..]).into_bytes();
+    swapped[y] = format!("{}{}{}", &ty[..ay], &tx[ax..ex], &ty[ey..]).into_bytes();
+    let swapped = with_trailer_sha(&swapped);
+    let swapped_file = dir.path().join("swapped.ndjson");
+    std::fs::write(&swapped_file, &swapped).unwrap();
+    run_ok(&c, &["restore", swapped_file.to_str().unwrap()]);
+    let out = dir.path().join("c.ndjson");
+    run_ok(
+        &c,
+        &["export", "--with-vectors", "--to", out.to_str().unwrap()],
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        swapped,
+        "the vectors are the file's"
+    );
+
+    // Another model's vectors are not used: the restore embeds, and says why.
+    let other: Vec<Vec<u8>> = lines
+        .iter()
+        .map(|l| {
+            String::from_utf8(l.clone())
+                .unwrap()
+                .replace("\"model\":\"hash-v1\"", "\"model\":\"another-model\"")
+                .into_bytes()
+        })
+        .collect();
+    let other_file = dir.path().join("other.ndjson");
+    std::fs::write(&other_file, with_trailer_sha(&other)).unwrap();
+    let said = run_ok(&d, &["restore", other_file.to_str().unwrap()]);
+    assert!(
+        said.contains("built by another-model") && said.contains("embedded again"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("texts, {} vectors added", vectors.len())),
+        "{said}"
+    );
+    assert_eq!(top_tens(&d, None), before);
+}
+
+#[test]
+fn with_minilm_vectors_a_restore_embeds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    strata::demo::seed(&EmbeddedStore::open(&a).unwrap()).unwrap();
+    let minilm = |data: &Path, args: &[&str]| {
+        let o = strata_command(data, args)
+            .env("STRATA_EMBEDDER", "minilm")
+            .output()
+            .unwrap();
+        let said = format!("{}{}", common::stdout(&o), common::stderr(&o));
+        assert!(o.status.success(), "{args:?}: {said}");
+        said
+    };
+    let file = dir.path().join("m.ndjson");
+    let path = file.to_str().unwrap();
+    minilm(&a, &["export", "--with-vectors", "--to", path]);
+    let bytes = std::fs::read(&file).unwrap();
+    let header = String::from_utf8_lossy(&lines_of(&bytes)[0]).into_owned();
+    assert!(
+        header.contains(r#""vectors":{"model":"all-MiniLM-L6-v2"#)
+            && header.contains(r#""dimension":384,"encoding":"f32le-base64"}"#),
+        "{header}"
+    );
+    let said = minilm(&b, &["restore", path]);
+    assert!(said.contains("texts, 0 vectors added"), "{said}");
+    let again = dir.path().join("again.ndjson");
+    minilm(
+        &b,
+        &["export", "--with-vectors", "--to", again.to_str().unwrap()],
+    );
+    assert_eq!(std::fs::read(&again).unwrap(), bytes);
 }

@@ -372,6 +372,10 @@ pub struct ExportArgs {
     /// Memory as it stood at this knowledge time: nothing learned after it
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     pub known_at: Option<Timestamp>,
+    /// Carry each episode's stored vector (local vector index), so that a restore with the
+    /// same embedder does not embed again
+    #[arg(long)]
+    pub with_vectors: bool,
     /// Print a JSON summary (counts, SHA-256, bytes) on stdout; needs --to
     #[arg(long, requires = "to")]
     pub json: bool,

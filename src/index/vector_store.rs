@@ -43,6 +43,17 @@ pub trait VectorStore: Send + Sync {
     fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
         Ok(fingerprints.iter().map(|f| f.to_string()).collect())
     }
+    /// The stored vector of each of `fingerprints`, `None` where there is none (what
+    /// `strata export --with-vectors` carries).
+    fn stored_vectors(&self, fingerprints: &[&str]) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
+        let _ = fingerprints;
+        Err(IndexError::Vectors {
+            path: self.describe().into(),
+            message: "cannot read its vectors back: export --with-vectors reads the local \
+                      vector index (--vectors local)"
+                .into(),
+        })
+    }
 }
 
 /// `--vectors`: a local index in the data directory (the default), Qdrant, or the FalkorDB
@@ -139,6 +150,9 @@ impl VectorStore for VectorIndex {
     }
     fn rebuilt(&self) -> Option<String> {
         self.rebuilt.clone()
+    }
+    fn stored_vectors(&self, fingerprints: &[&str]) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
+        VectorIndex::stored_vectors(self, fingerprints)
     }
     fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
         let mut missing = Vec::new();

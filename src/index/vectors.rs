@@ -875,6 +875,27 @@ impl VectorIndex {
         .is_some())
     }
 
+    /// The stored f32 vector of each of `fingerprints`, `None` where there is none.
+    pub fn stored_vectors(
+        &self,
+        fingerprints: &[&str],
+    ) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
+        let txn = self
+            .shared
+            .read_txn()
+            .map_err(|e| self.read_err(e.into()))?;
+        let mut out = Vec::with_capacity(fingerprints.len());
+        for fp in fingerprints {
+            let mut vector = Vec::with_capacity(self.dimension);
+            // Sequence 0 is no row's: the row is found through the fingerprint.
+            out.push(
+                self.stored_vector(&txn, 0, fp, &mut vector)?
+                    .then_some(vector),
+            );
+        }
+        Ok(out)
+    }
+
     /// The store ingest sequence this index has read up to.
     pub fn watermark(&self) -> Result<u64, IndexError> {
         let txn = self

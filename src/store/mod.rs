@@ -143,8 +143,8 @@ pub trait MemoryStore: Send + Sync {
     /// hands each chunk to the sink it is given, and a refusal, or an error from `items`,
     /// writes nothing. A store that can hold a transaction open writes each chunk as it comes,
     /// so a big file never has to be in memory whole; the others gather the chunks first.
-    /// `tail` is written with the last chunk: its code units and skill versions (its items
-    /// are ignored).
+    /// `tail` is written with the last chunk: its code units, skill versions and restored
+    /// versions of corrected records (its items are ignored).
     fn apply_chunks(
         &self,
         tail: &WriteBatch,
@@ -154,6 +154,7 @@ pub trait MemoryStore: Send + Sync {
             items: Vec::new(),
             code_units: tail.code_units.clone(),
             skill_versions: tail.skill_versions.clone(),
+            restored_versions: tail.restored_versions.clone(),
         };
         items(&mut |chunk| {
             batch.items.extend(chunk);

@@ -113,6 +113,9 @@ pub struct WriteBatch {
     /// a version stored with the same content changes nothing, one stored with other content
     /// is refused, and a version is written only after the one before it.
     pub skill_versions: Vec<(String, crate::learning::Skill)>,
+    /// Versions of corrected records and the corrections log to record exactly as given (a
+    /// restore): numbered after the corrections the store holds.
+    pub restored_versions: crate::correct::Plan,
 }
 
 /// What a batch changed.

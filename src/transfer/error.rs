@@ -36,6 +36,8 @@ pub enum TransferError {
     Export(String),
     #[error("{0}")]
     Backup(String),
+    #[error("vector index: {0}")]
+    Vectors(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }

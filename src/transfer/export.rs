@@ -1,17 +1,24 @@
 //! `strata export`: every record of a store, in the format's order, deterministic on either
 //! backend. The store is read once: the records go to a body file as they come (memory holds
-//! one page of episodes, plus the episode keys, entities, skills and code units), and the
-//! output is the header, the body with each line's chain, and the trailer.
+//! one page of episodes, a run of episode keys sorted on disk, entities, skills, code units
+//! and the corrections log), and the output is the header, the body with each line's chain,
+//! and the trailer.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::TransferError;
-use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, MEMORY_SCHEMA, Record, Trailer};
+use super::format::{
+    self, Counts, EpisodeVersionRecord, FORMAT, FORMAT_VERSION, FactVersionRecord, Header,
+    MEMORY_SCHEMA, Record, ReviewRecord, Trailer, VECTOR_ENCODING, VectorRecord, VectorsInfo,
+};
+use super::keys::{KeySorter, SortedKeys};
+use crate::index::VectorStore;
 use crate::model::{FactEdge, Supersession, Timestamp};
 use crate::store::MemoryStore;
 
@@ -26,6 +33,37 @@ pub struct ExportOptions {
     pub known_at: Option<Timestamp>,
     /// The embedder configured here, named in the header.
     pub embedding_model: Option<String>,
+    /// Carry each episode's stored vector (`--with-vectors`).
+    pub vectors: Option<CarriedVectors>,
+}
+
+/// The vector index an export reads each episode's vector from, and what built it.
+#[derive(Clone)]
+pub struct CarriedVectors {
+    pub index: Arc<dyn VectorStore>,
+    pub info: VectorsInfo,
+}
+
+impl CarriedVectors {
+    pub fn new(index: Arc<dyn VectorStore>, model: &str, dimension: usize) -> Self {
+        CarriedVectors {
+            index,
+            info: VectorsInfo {
+                model: model.to_string(),
+                dimension,
+                encoding: VECTOR_ENCODING.to_string(),
+            },
+        }
+    }
+}
+
+impl std::fmt::Debug for CarriedVectors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CarriedVectors")
+            .field("index", &self.index.describe())
+            .field("info", &self.info)
+            .finish()
+    }
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -36,10 +74,12 @@ pub struct ExportSummary {
 }
 
 /// Every record of `store` in the format's order, as memory stood at `known_at`, handed to
-/// `emit`. `progress` is told (episodes done, episodes in all).
+/// `emit`, each episode's vector from `vectors` when given. `progress` is told (episodes
+/// done, episodes in all).
 pub fn for_each_record(
     store: &dyn MemoryStore,
     known_at: Option<Timestamp>,
+    vectors: Option<&dyn VectorStore>,
     emit: &mut dyn FnMut(&Record) -> Result<(), TransferError>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TransferError> {
@@ -47,10 +87,14 @@ pub fn for_each_record(
     for unit in store.code_units()? {
         emit(&Record::CodeUnit(unit))?;
     }
-    let keys = episode_keys(store, known_at)?;
-    let total = keys.len() as u64;
-    for (n, page) in keys.chunks(PAGE).enumerate() {
-        let fps: Vec<String> = page.iter().map(|(_, fp)| fp.clone()).collect();
+    let (mut keys, total) = episode_keys(store, known_at)?;
+    let mut done = 0u64;
+    loop {
+        let page = keys.next_page(PAGE)?;
+        if page.is_empty() {
+            break;
+        }
+        let fps: Vec<String> = page.into_iter().map(|(_, fp)| fp).collect();
         let mut episodes: HashMap<String, _> = store
             .episodes(&fps)?
             .into_iter()
@@ -59,6 +103,18 @@ pub fn for_each_record(
         let mut facts: HashMap<String, Vec<FactEdge>> = HashMap::new();
         for f in store.facts_of_episodes(&fps)? {
             facts.entry(f.episode.clone()).or_default().push(f);
+        }
+        let mut stored_vectors: HashMap<&str, Vec<f32>> = HashMap::new();
+        if let Some(index) = vectors {
+            let refs: Vec<&str> = fps.iter().map(String::as_str).collect();
+            let found = index
+                .stored_vectors(&refs)
+                .map_err(|e| TransferError::Vectors(e.to_string()))?;
+            for (fp, v) in refs.iter().zip(found) {
+                if let Some(v) = v {
+                    stored_vectors.insert(fp, v);
+                }
+            }
         }
         let mut lineage: HashMap<String, Vec<Supersession>> = HashMap::new();
         for s in store.supersessions_of_episodes(&fps)? {
@@ -72,25 +128,50 @@ pub fn for_each_record(
                     "episode {fp:?} is in the ingest log but cannot be read"
                 ))
             })?;
+            let mut episode = episode;
+            let versions = std::mem::take(&mut episode.versions);
             emit(&Record::Episode(episode))?;
+            for v in versions.into_iter().filter(|v| known(v.known_from)) {
+                emit(&Record::EpisodeVersion(EpisodeVersionRecord::new(fp, v)))?;
+            }
             let mut of_episode = facts.remove(fp).unwrap_or_default();
             of_episode.sort_by(|a, b| (a.relation, &a.entity).cmp(&(b.relation, &b.entity)));
             for mut fact in of_episode {
                 if let Some(k) = known_at {
                     as_known_at(&mut fact, k);
                 }
+                let versions: Vec<Record> = std::mem::take(&mut fact.versions)
+                    .into_iter()
+                    .filter(|v| known(v.known_from))
+                    .map(|v| Record::FactVersion(FactVersionRecord::new(&fact, v)))
+                    .collect();
                 emit(&Record::Fact(fact))?;
+                for v in &versions {
+                    emit(v)?;
+                }
             }
             let mut written = lineage.remove(fp).unwrap_or_default();
             written.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
-            for s in written {
+            for mut s in written {
+                let reviews: Vec<Record> = std::mem::take(&mut s.reviews)
+                    .into_iter()
+                    .filter(|r| known(r.recorded_at))
+                    .map(|r| Record::Review(ReviewRecord::new(&s, r)))
+                    .collect();
                 emit(&Record::Supersession(s))?;
+                for r in &reviews {
+                    emit(r)?;
+                }
+            }
+            if let Some(v) = stored_vectors.get(fp.as_str()) {
+                emit(&Record::Vector(VectorRecord::new(fp, v)))?;
             }
         }
         store.release_mapped_pages();
-        progress(((n + 1) * PAGE).min(keys.len()) as u64, total);
+        done += fps.len() as u64;
+        progress(done, total.max(done));
     }
-    if keys.is_empty() {
+    if done == 0 {
         progress(0, 0);
     }
     for entity in store.entity_records()? {
@@ -105,6 +186,13 @@ pub fn for_each_record(
             emit(&Record::Skill(skill))?;
         }
     }
+    let mut corrections = store.corrections()?;
+    corrections.sort_by_key(|c| c.sequence);
+    for c in corrections {
+        if known(c.recorded_at) {
+            emit(&Record::Correction(c))?;
+        }
+    }
     Ok(())
 }
 
@@ -117,13 +205,14 @@ fn as_known_at(fact: &mut FactEdge, k: Timestamp) {
     }
 }
 
-/// (ingested_at, fingerprint) of every episode known at `known_at`, in that order: the same
-/// on every backend, whatever order each keeps its log in.
+/// (ingested_at, fingerprint) of every episode known at `known_at`, in that order (the same
+/// on every backend, whatever order each keeps its log in), sorted in bounded memory; and
+/// how many there are (at most).
 fn episode_keys(
     store: &dyn MemoryStore,
     known_at: Option<Timestamp>,
-) -> Result<Vec<(Timestamp, String)>, TransferError> {
-    let mut keys = Vec::new();
+) -> Result<(SortedKeys, u64), TransferError> {
+    let mut keys = KeySorter::default();
     let mut after = 0;
     loop {
         let page = store.episodes_since(after, LOG_PAGE)?;
@@ -138,15 +227,14 @@ fn episode_keys(
         }
         for (_, e) in page.episodes {
             if known_at.is_none_or(|k| e.ingested_at <= k) {
-                keys.push((e.ingested_at, e.incident_fingerprint));
+                keys.push((e.ingested_at, e.incident_fingerprint))?;
             }
         }
         store.release_mapped_pages();
         after = page.last;
     }
-    keys.sort();
-    keys.dedup();
-    Ok(keys)
+    let total = keys.pushed();
+    Ok((keys.sorted()?, total))
 }
 
 /// Where an export goes.
@@ -181,6 +269,7 @@ pub fn export(
         for_each_record(
             store,
             options.known_at,
+            options.vectors.as_ref().map(|v| &*v.index),
             &mut |record| {
                 counts.add(record);
                 let content = record
@@ -202,6 +291,7 @@ pub fn export(
         known_at: options.known_at,
         embedding_model: options.embedding_model.clone(),
         counts,
+        vectors: options.vectors.as_ref().map(|v| v.info.clone()),
     });
     let reader = File::open(&body_path).map_err(TransferError::io(&body_path))?;
     match to {

@@ -1,14 +1,25 @@
-//! The export format, version 1: NDJSON, one record a line, each a JSON object whose `kind`
+//! The export format, version 2: NDJSON, one record a line, each a JSON object whose `kind`
 //! says what it is.
 //!
 //! 1. `header`: the format and its version, the Strata version that wrote it, the memory
 //!    schema, the knowledge time it was cut at (`known_at`, or null for everything), the
 //!    embedding model configured when it was written, and the record counts.
 //! 2. `code_unit`s, by `embedding_ref`.
-//! 3. Per episode, by (`ingested_at`, `incident_fingerprint`): the `episode`, then its `fact`s
-//!    by (relation, entity), then the `supersession`s it wrote by (prior, entity).
+//! 3. Per episode, by (`ingested_at`, `incident_fingerprint`): the `episode` as first written,
+//!    its `episode_version`s (each correction of its text) by `known_from`, then its `fact`s
+//!    by (relation, entity), each followed by its `fact_version`s by `known_from`, then the
+//!    `supersession`s it wrote by (prior, entity), each followed by its `review`s (verdicts)
+//!    by `recorded_at`, and last (`--with-vectors` only) its stored `vector`.
 //! 4. `entity`s by key; 5. `skill` versions by (name, version).
-//! 6. `trailer`: the counts again and the SHA-256 of every line between header and trailer.
+//! 6. `correction`s, the reviewers' log, by `sequence`.
+//! 7. `trailer`: the counts again and the SHA-256 of every line between header and trailer.
+//!
+//! A `vector` is the episode's embedding as the vector index stored it: f32 little-endian,
+//! base64 (standard alphabet, padded), of the header's `vectors.dimension`, built by
+//! `vectors.model`.
+//!
+//! Version 1 is version 2 without sections 3's versions and reviews and without section 6:
+//! this build reads both.
 //!
 //! Every line ends with `"chain"`: 16 hex digits of XXH3-64 over the line without it, seeded
 //! with the line before's chain, so a changed, removed or moved line is named by number.
@@ -18,12 +29,16 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::correct::CorrectionRecord;
 use crate::learning::{CodeUnit, Skill};
-use crate::model::{FactEdge, MemoryEntity, MemoryEpisode, Supersession, Timestamp};
+use crate::model::{
+    EntityKey, EpisodeVersion, FactEdge, FactVersion, MemoryEntity, MemoryEpisode, Relation,
+    Review, Supersession, Timestamp, Verdict,
+};
 
 pub const FORMAT: &str = "strata-export";
 /// The version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The memory model the records follow (labels, properties, time axes).
 pub const MEMORY_SCHEMA: u32 = 1;
 
@@ -35,6 +50,16 @@ pub struct Counts {
     pub entities: u64,
     pub skills: u64,
     pub code_units: u64,
+    #[serde(default)]
+    pub episode_versions: u64,
+    #[serde(default)]
+    pub fact_versions: u64,
+    #[serde(default)]
+    pub reviews: u64,
+    #[serde(default)]
+    pub corrections: u64,
+    #[serde(default)]
+    pub vectors: u64,
 }
 
 impl Counts {
@@ -46,6 +71,11 @@ impl Counts {
             Record::Entity(_) => self.entities += 1,
             Record::Skill(_) => self.skills += 1,
             Record::CodeUnit(_) => self.code_units += 1,
+            Record::EpisodeVersion(_) => self.episode_versions += 1,
+            Record::FactVersion(_) => self.fact_versions += 1,
+            Record::Review(_) => self.reviews += 1,
+            Record::Correction(_) => self.corrections += 1,
+            Record::Vector(_) => self.vectors += 1,
             Record::Header(_) | Record::Trailer(_) => {}
         }
     }
@@ -62,6 +92,61 @@ pub struct Header {
     /// The embedder configured where the file was written (what built its vectors).
     pub embedding_model: Option<String>,
     pub counts: Counts,
+    /// What built the file's `vector` records, when it carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<VectorsInfo>,
+}
+
+/// The model and shape of the vectors a file carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VectorsInfo {
+    /// The embedder's model, as it names itself (`hash`, `all-MiniLM-L6-v2`, …).
+    pub model: String,
+    pub dimension: usize,
+    /// `f32le-base64`: each vector's f32s little-endian, base64 with padding.
+    pub encoding: String,
+}
+
+pub const VECTOR_ENCODING: &str = "f32le-base64";
+
+/// An episode's stored vector.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VectorRecord {
+    pub incident_fingerprint: String,
+    pub vector: String,
+}
+
+impl VectorRecord {
+    pub fn new(fingerprint: &str, vector: &[f32]) -> Self {
+        use base64::Engine;
+        let mut bytes = Vec::with_capacity(vector.len() * 4);
+        for x in vector {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        VectorRecord {
+            incident_fingerprint: fingerprint.to_string(),
+            vector: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+
+    /// The vector, or why it is not one of `dimension` f32s.
+    pub fn decode(&self, dimension: usize) -> Result<Vec<f32>, String> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&self.vector)
+            .map_err(|e| format!("the vector is not base64: {e}"))?;
+        if bytes.len() != dimension * 4 {
+            return Err(format!(
+                "the vector has {} bytes; expected {dimension} f32s ({} bytes)",
+                bytes.len(),
+                dimension * 4
+            ));
+        }
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -71,16 +156,122 @@ pub struct Trailer {
     pub sha256: String,
 }
 
+/// An episode's text as a correction left it, from `known_from` on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeVersionRecord {
+    pub incident_fingerprint: String,
+    pub known_from: Timestamp,
+    pub summary_nl: String,
+    pub resolution_nl: String,
+}
+
+impl EpisodeVersionRecord {
+    pub fn new(fingerprint: &str, v: EpisodeVersion) -> Self {
+        EpisodeVersionRecord {
+            incident_fingerprint: fingerprint.to_string(),
+            known_from: v.known_from,
+            summary_nl: v.summary_nl,
+            resolution_nl: v.resolution_nl,
+        }
+    }
+
+    pub fn version(&self) -> EpisodeVersion {
+        EpisodeVersion {
+            known_from: self.known_from,
+            summary_nl: self.summary_nl.clone(),
+            resolution_nl: self.resolution_nl.clone(),
+        }
+    }
+}
+
+/// A fact's valid interval and closing as a correction left them, from `known_from` on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FactVersionRecord {
+    pub episode: String,
+    pub relation: Relation,
+    pub entity: EntityKey,
+    pub known_from: Timestamp,
+    pub t_valid: Timestamp,
+    pub t_invalid: Option<Timestamp>,
+    pub expired_at: Option<Timestamp>,
+    pub superseded_by: Option<String>,
+}
+
+impl FactVersionRecord {
+    pub fn new(fact: &FactEdge, v: FactVersion) -> Self {
+        FactVersionRecord {
+            episode: fact.episode.clone(),
+            relation: fact.relation,
+            entity: fact.entity.clone(),
+            known_from: v.known_from,
+            t_valid: v.t_valid,
+            t_invalid: v.t_invalid,
+            expired_at: v.expired_at,
+            superseded_by: v.superseded_by,
+        }
+    }
+
+    pub fn version(&self) -> FactVersion {
+        FactVersion {
+            known_from: self.known_from,
+            t_valid: self.t_valid,
+            t_invalid: self.t_invalid,
+            expired_at: self.expired_at,
+            superseded_by: self.superseded_by.clone(),
+        }
+    }
+}
+
+/// A reviewer's verdict on a supersession, from `recorded_at` on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    pub episode: String,
+    pub prior: String,
+    pub entity: EntityKey,
+    pub verdict: Verdict,
+    pub recorded_at: Timestamp,
+    pub by: String,
+    pub reason: String,
+}
+
+impl ReviewRecord {
+    pub fn new(s: &Supersession, r: Review) -> Self {
+        ReviewRecord {
+            episode: s.episode.clone(),
+            prior: s.prior.clone(),
+            entity: s.entity.clone(),
+            verdict: r.verdict,
+            recorded_at: r.recorded_at,
+            by: r.by,
+            reason: r.reason,
+        }
+    }
+
+    pub fn review(&self) -> Review {
+        Review {
+            verdict: self.verdict,
+            recorded_at: self.recorded_at,
+            by: self.by.clone(),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Record {
     Header(Header),
     CodeUnit(CodeUnit),
     Episode(MemoryEpisode),
+    EpisodeVersion(EpisodeVersionRecord),
     Fact(FactEdge),
+    FactVersion(FactVersionRecord),
     Supersession(Supersession),
+    Review(ReviewRecord),
     Entity(MemoryEntity),
     Skill(Skill),
+    Correction(CorrectionRecord),
+    Vector(VectorRecord),
     Trailer(Trailer),
 }
 
@@ -90,10 +281,15 @@ impl Record {
             Record::Header(_) => "header",
             Record::CodeUnit(_) => "code_unit",
             Record::Episode(_) => "episode",
+            Record::EpisodeVersion(_) => "episode_version",
             Record::Fact(_) => "fact",
+            Record::FactVersion(_) => "fact_version",
             Record::Supersession(_) => "supersession",
+            Record::Review(_) => "review",
             Record::Entity(_) => "entity",
             Record::Skill(_) => "skill",
+            Record::Correction(_) => "correction",
+            Record::Vector(_) => "vector",
             Record::Trailer(_) => "trailer",
         }
     }

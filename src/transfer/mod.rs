@@ -6,6 +6,7 @@ pub mod backup;
 mod error;
 pub mod export;
 pub mod format;
+mod keys;
 pub mod restore;
 
 pub use error::TransferError;

@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use super::TransferError;
 use super::export::for_each_record;
 use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, Record, Trailer};
+use crate::correct::Plan;
 use crate::learning::{CodeUnit, Skill};
 use crate::model::{MAX_KEY_BYTES, Timestamp};
 use crate::store::{
@@ -39,6 +40,9 @@ pub struct RestoreReport {
     /// `restored`, `resumed` (a killed restore completed), `already_restored`, `merged`.
     pub outcome: &'static str,
     pub applied: ApplyReport,
+    /// What built the vectors the file carries, if it carries any (see [`restore_vectors`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<super::format::VectorsInfo>,
 }
 
 /// A file read line by line: each line checked against its chain, the bytes between header
@@ -156,12 +160,16 @@ impl Lines {
 }
 
 /// What checking a file found: its header and trailer, and the records written with the
-/// last chunk (few: code units and skill versions).
+/// last chunk (few: code units, skill versions, and the versions and log of corrections).
 pub struct Checked {
     pub header: Header,
     pub trailer: Trailer,
     pub code_units: Vec<(String, CodeUnit)>,
     pub skills: Vec<(u64, Skill)>,
+    /// Every version of a corrected record and every correction, exactly as exported.
+    pub versions: Plan,
+    /// The line of the first version or correction, if the file has any.
+    pub first_version_line: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -170,14 +178,22 @@ enum Section {
     Episodes,
     Entities,
     Skills,
+    Corrections,
 }
 
 fn section_of(record: &Record) -> Option<Section> {
     match record {
         Record::CodeUnit(_) => Some(Section::CodeUnits),
-        Record::Episode(_) | Record::Fact(_) | Record::Supersession(_) => Some(Section::Episodes),
+        Record::Episode(_)
+        | Record::EpisodeVersion(_)
+        | Record::Fact(_)
+        | Record::FactVersion(_)
+        | Record::Supersession(_)
+        | Record::Review(_)
+        | Record::Vector(_) => Some(Section::Episodes),
         Record::Entity(_) => Some(Section::Entities),
         Record::Skill(_) => Some(Section::Skills),
+        Record::Correction(_) => Some(Section::Corrections),
         Record::Header(_) | Record::Trailer(_) => None,
     }
 }
@@ -212,6 +228,12 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
     let mut last_skill: Option<(String, u32)> = None;
     let mut code_units = Vec::new();
     let mut skills = Vec::new();
+    // Within an episode: 0 its text versions, 1 its facts and theirs, 2 its supersessions and
+    // their reviews, 3 its vector.
+    let mut part = 0u8;
+    let mut last_version: Option<Timestamp> = None;
+    let mut versions = Plan::default();
+    let mut first_version_line: Option<u64> = None;
     let known = |t: Timestamp| header.known_at.is_none_or(|k| t <= k);
     let trailer = loop {
         let Some(record) = lines.next_record()? else {
@@ -244,6 +266,34 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
         }
         section = here;
         counts.add(&record);
+        if matches!(
+            record,
+            Record::EpisodeVersion(_)
+                | Record::FactVersion(_)
+                | Record::Review(_)
+                | Record::Correction(_)
+        ) {
+            first_version_line.get_or_insert(at);
+        }
+        // A version begins after the one before it (and the record itself), and is known at
+        // the header's known_at.
+        let next_version = |last: &mut Option<Timestamp>, from: Timestamp, first: Timestamp| {
+            if from < first {
+                return Err(bad(format!(
+                    "a version known from {from}, before its record was known ({first})"
+                )));
+            }
+            if last.is_some_and(|l| from <= l) {
+                return Err(bad(format!(
+                    "a version known from {from} is not after the one before it"
+                )));
+            }
+            if !known(from) {
+                return Err(bad(format!("{from} is after the header's known_at")));
+            }
+            *last = Some(from);
+            Ok(())
+        };
         match record {
             Record::CodeUnit(u) => {
                 if last_unit.as_ref().is_some_and(|l| *l >= u.embedding_ref) {
@@ -274,6 +324,106 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 episode = Some(key);
                 last_fact = None;
                 last_lineage = None;
+                part = 0;
+                last_version = None;
+            }
+            Record::EpisodeVersion(v) => {
+                let Some((at_ep, fp)) = &episode else {
+                    return Err(bad("an episode_version before any episode".into()));
+                };
+                if v.incident_fingerprint != *fp || part != 0 {
+                    return Err(bad(format!(
+                        "an episode_version of {:?} is not right after episode {fp:?} (or its \
+                         other versions)",
+                        v.incident_fingerprint
+                    )));
+                }
+                next_version(&mut last_version, v.known_from, *at_ep)?;
+                versions.episode_versions.push((fp.clone(), v.version()));
+            }
+            Record::FactVersion(v) => {
+                let (Some((at_ep, fp)), Some((relation, entity))) = (&episode, &last_fact) else {
+                    return Err(bad("a fact_version before any fact".into()));
+                };
+                if part != 1 || v.episode != *fp || v.relation != *relation || v.entity != *entity {
+                    return Err(bad(format!(
+                        "a fact_version of {:?}'s {} fact about {} is not right after that fact \
+                         (or its other versions)",
+                        v.episode, v.relation, v.entity
+                    )));
+                }
+                next_version(&mut last_version, v.known_from, *at_ep)?;
+                versions.fact_versions.push((
+                    crate::correct::FactRef {
+                        episode: v.episode.clone(),
+                        relation: v.relation,
+                        entity: v.entity.clone(),
+                    },
+                    v.version(),
+                ));
+            }
+            Record::Review(r) => {
+                let (Some((at_ep, fp)), Some((prior, entity))) = (&episode, &last_lineage) else {
+                    return Err(bad("a review before any supersession".into()));
+                };
+                if part != 2 || r.episode != *fp || r.prior != *prior || r.entity != *entity {
+                    return Err(bad(format!(
+                        "a review of {:?} superseding {:?} about {} is not right after that \
+                         supersession (or its other reviews)",
+                        r.episode, r.prior, r.entity
+                    )));
+                }
+                next_version(&mut last_version, r.recorded_at, *at_ep)?;
+                versions.reviews.push((
+                    crate::correct::SupersessionRef {
+                        episode: r.episode.clone(),
+                        prior: r.prior.clone(),
+                        entity_type: r.entity.entity_type.clone(),
+                        entity_ref: r.entity.entity_ref.clone(),
+                    },
+                    r.review(),
+                ));
+            }
+            Record::Vector(v) => {
+                let Some((_, fp)) = &episode else {
+                    return Err(bad("a vector before any episode".into()));
+                };
+                if v.incident_fingerprint != *fp || part == 3 {
+                    return Err(bad(format!(
+                        "a vector of {:?} is not the last record of episode {fp:?}",
+                        v.incident_fingerprint
+                    )));
+                }
+                let Some(info) = &header.vectors else {
+                    return Err(bad(
+                        "a vector, but the header names no vectors (model, dimension)".into(),
+                    ));
+                };
+                v.decode(info.dimension).map_err(bad)?;
+                part = 3;
+            }
+            Record::Correction(c) => {
+                if c.sequence != counts.corrections {
+                    return Err(bad(format!(
+                        "correction {} where correction {} was expected: corrections are \
+                         numbered from 1 in the order recorded",
+                        c.sequence, counts.corrections
+                    )));
+                }
+                if versions
+                    .records
+                    .last()
+                    .is_some_and(|l| l.recorded_at > c.recorded_at)
+                {
+                    return Err(bad(format!(
+                        "correction {} was recorded at {}, before the one before it",
+                        c.sequence, c.recorded_at
+                    )));
+                }
+                if !known(c.recorded_at) {
+                    return Err(bad("recorded_at is after the header's known_at".into()));
+                }
+                versions.records.push(c);
             }
             Record::Fact(f) => {
                 let Some((at_ep, fp)) = &episode else {
@@ -299,6 +449,13 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 if f.expired_at.is_some_and(|t| !known(t)) {
                     return Err(bad("expired_at is after the header's known_at".into()));
                 }
+                if part > 1 {
+                    return Err(bad(
+                        "a fact after its episode's supersessions or vector".into()
+                    ));
+                }
+                part = 1;
+                last_version = None;
                 last_fact = Some(key);
             }
             Record::Supersession(s) => {
@@ -316,6 +473,11 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 if last_lineage.as_ref().is_some_and(|l| *l >= key) {
                     return Err(bad("supersessions are not in (prior, entity) order".into()));
                 }
+                if part > 2 {
+                    return Err(bad("a supersession after its episode's vector".into()));
+                }
+                part = 2;
+                last_version = None;
                 last_lineage = Some(key);
             }
             Record::Entity(e) => {
@@ -382,6 +544,8 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
         trailer,
         code_units,
         skills,
+        versions,
+        first_version_line,
     })
 }
 
@@ -462,7 +626,15 @@ fn feed(
                 }
                 break;
             }
-            Record::CodeUnit(_) | Record::Entity(_) | Record::Skill(_) | Record::Header(_) => {}
+            Record::CodeUnit(_)
+            | Record::Entity(_)
+            | Record::Skill(_)
+            | Record::Header(_)
+            | Record::EpisodeVersion(_)
+            | Record::FactVersion(_)
+            | Record::Review(_)
+            | Record::Vector(_)
+            | Record::Correction(_) => {}
         }
     }
     chunk.extend(current);
@@ -510,7 +682,9 @@ pub fn restore(
             outcome = "resumed";
         } else if options.merge {
             outcome = "merged";
-            refuse_skills_before_high_water(store, path, &checked)?;
+            let high = store_high_water(store)?;
+            refuse_skills_before_high_water(store, path, &checked, high)?;
+            refuse_corrections_into_corrected(store, path, &checked, high)?;
         } else if compare(store, path, &checked).is_ok() {
             return Ok(RestoreReport {
                 file: path.display().to_string(),
@@ -518,6 +692,7 @@ pub fn restore(
                 sha256: checked.trailer.sha256.clone(),
                 outcome: "already_restored",
                 applied: ApplyReport::default(),
+                vectors: checked.header.vectors.clone(),
             });
         } else {
             return Err(TransferError::NotEmpty {
@@ -535,6 +710,7 @@ pub fn restore(
             .iter()
             .map(|(line, s)| (format!("{origin}:{line}"), s.clone()))
             .collect(),
+        restored_versions: checked.versions.clone(),
     };
     let mut fed = 0u64;
     let applied = store.apply_chunks(&tail, &mut |sink| {
@@ -554,18 +730,58 @@ pub fn restore(
         sha256: checked.trailer.sha256,
         outcome,
         applied,
+        vectors: checked.header.vectors,
     })
 }
 
-/// A merge may not add a skill version recorded before the latest knowledge time the store
-/// holds: what memory knew then would change.
-fn refuse_skills_before_high_water(
+/// A merge brings corrections only into a store that has none of its own (two logs of
+/// corrections do not interleave), and none recorded before the latest knowledge time the
+/// store holds: what memory knew then would change.
+fn refuse_corrections_into_corrected(
     store: &dyn MemoryStore,
     path: &Path,
     checked: &Checked,
+    high: Option<Timestamp>,
 ) -> Result<(), TransferError> {
-    let stored = store.skills()?;
-    let mut high: Option<Timestamp> = stored.iter().map(|s| s.recorded_at).max();
+    let Some(line) = checked.first_version_line else {
+        return Ok(());
+    };
+    let refuse = |message: String| TransferError::Refused {
+        file: path.display().to_string(),
+        line,
+        message,
+    };
+    let recorded = store.correction_count()?;
+    if recorded > 0 {
+        return Err(refuse(format!(
+            "the file carries corrections and {} has {recorded} of its own; a merge cannot \
+             interleave two logs of corrections (restore into an empty store)",
+            store.describe()
+        )));
+    }
+    let v = &checked.versions;
+    let earliest = v
+        .records
+        .iter()
+        .map(|c| c.recorded_at)
+        .chain(v.episode_versions.iter().map(|(_, e)| e.known_from))
+        .chain(v.fact_versions.iter().map(|(_, f)| f.known_from))
+        .chain(v.reviews.iter().map(|(_, r)| r.recorded_at))
+        .min();
+    if let (Some(earliest), Some(high)) = (earliest, high)
+        && earliest < high
+    {
+        return Err(refuse(format!(
+            "the file's corrections begin at {earliest}, before {high}, the latest the store \
+             has recorded; what memory knew then cannot be rewritten"
+        )));
+    }
+    Ok(())
+}
+
+/// The latest knowledge time a store holds (of its episodes and skill versions).
+fn store_high_water(store: &dyn MemoryStore) -> Result<Option<Timestamp>, TransferError> {
+    let mut high: Option<Timestamp> = store.skills()?.iter().map(|s| s.recorded_at).max();
     let mut after = 0;
     loop {
         let page = store.episodes_since(after, 10_000)?;
@@ -577,6 +793,18 @@ fn refuse_skills_before_high_water(
         }
         after = page.last;
     }
+    Ok(high)
+}
+
+/// A merge may not add a skill version recorded before the latest knowledge time the store
+/// holds: what memory knew then would change.
+fn refuse_skills_before_high_water(
+    store: &dyn MemoryStore,
+    path: &Path,
+    checked: &Checked,
+    high: Option<Timestamp>,
+) -> Result<(), TransferError> {
+    let stored = store.skills()?;
     let Some(high) = high else { return Ok(()) };
     for (line, skill) in &checked.skills {
         let present = stored.iter().any(|s| s == skill);
@@ -607,8 +835,14 @@ pub fn compare(
     lines.header()?;
     let mut expected = Vec::new();
     let mut next_expected = |lines: &mut Lines| -> Result<Option<(u64, Vec<u8>)>, TransferError> {
-        if !lines.next_content()? {
-            return Ok(None);
+        loop {
+            if !lines.next_content()? {
+                return Ok(None);
+            }
+            // Vectors live in the vector index, not the store (see [`restore_vectors`]).
+            if !lines.content.starts_with(br#"{"kind":"vector""#) {
+                break;
+            }
         }
         let content = &lines.content;
         if content.starts_with(br#"{"kind":"trailer""#) {
@@ -622,6 +856,7 @@ pub fn compare(
     for_each_record(
         store,
         checked.header.known_at,
+        None,
         &mut |record| {
             found += 1;
             let got = record
@@ -654,4 +889,95 @@ pub fn compare(
         });
     }
     Ok(())
+}
+
+/// What became of the vectors a file carries.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct VectorsRestored {
+    /// Vectors written into the vector index as the file carries them.
+    pub carried: u64,
+    /// Why the file's vectors were not used (another model), if they were not.
+    pub not_used: Option<String>,
+}
+
+/// Writes the vectors of the file `restored` came from into `vectors` (whose embedder is
+/// `model` of `dimension`), each with its episode's times, without embedding anything. A
+/// file of another model or dimension writes none and says why: the catch-up then embeds.
+/// When every episode of `store` then has its vector, the index is marked caught up with
+/// the store's log.
+pub fn restore_vectors(
+    store: &dyn MemoryStore,
+    restored: &RestoreReport,
+    vectors: &dyn crate::index::VectorStore,
+    (model, dimension): (&str, usize),
+) -> Result<VectorsRestored, TransferError> {
+    use crate::index::vectors::VectorRow;
+    let Some(info) = &restored.vectors else {
+        return Ok(VectorsRestored::default());
+    };
+    let path = Path::new(&restored.file);
+    if info.model != model || info.dimension != dimension {
+        return Ok(VectorsRestored {
+            carried: 0,
+            not_used: Some(format!(
+                "the file's vectors were built by {} ({} dimensions) and this store embeds with \
+                 {model} ({dimension}): they are not used, and the episodes are embedded again",
+                info.model, info.dimension
+            )),
+        });
+    }
+    let name = path.display().to_string();
+    let index_err = |e: crate::index::IndexError| TransferError::Vectors(e.to_string());
+    let mut lines = Lines::open(path, &name)?;
+    lines.header()?;
+    let watermark = vectors.watermark().map_err(index_err)?;
+    let mut rows: Vec<VectorRow> = Vec::new();
+    let mut episode: Option<crate::model::MemoryEpisode> = None;
+    let mut carried = 0u64;
+    let at_most = vectors.append_at_most().max(1);
+    while let Some(record) = lines.next_record()? {
+        match record {
+            Record::Episode(e) => episode = Some(e),
+            Record::Vector(v) => {
+                let Some(e) = episode
+                    .as_ref()
+                    .filter(|e| e.incident_fingerprint == v.incident_fingerprint)
+                else {
+                    return Err(lines.refuse(lines.line, "a vector not after its episode"));
+                };
+                let vector = v
+                    .decode(info.dimension)
+                    .map_err(|m| lines.refuse(lines.line, m))?;
+                rows.push(VectorRow {
+                    fingerprint: v.incident_fingerprint,
+                    ingested_at: e.ingested_at,
+                    t_valid: e.t_valid,
+                    concluded_at: e.concluded_at,
+                    vector,
+                });
+                if rows.len() >= at_most {
+                    vectors.append(&rows, watermark).map_err(index_err)?;
+                    carried += rows.len() as u64;
+                    rows.clear();
+                }
+            }
+            Record::Trailer(_) => break,
+            _ => {}
+        }
+    }
+    if format::sha256_hex(lines.sha.clone()) != restored.sha256 {
+        return Err(lines.refuse(lines.line, "the file changed while it was restored"));
+    }
+    carried += rows.len() as u64;
+    vectors.append(&rows, watermark).map_err(index_err)?;
+    // Caught up only if every episode of the store now has its vector; otherwise the next
+    // catch-up reads the log and embeds just the ones missing.
+    let total = store.episode_count()?;
+    if vectors.count().map_err(index_err)? as u64 == total {
+        vectors.append(&[], total).map_err(index_err)?;
+    }
+    Ok(VectorsRestored {
+        carried,
+        not_used: None,
+    })
 }

@@ -14,7 +14,7 @@ use super::table::Table;
 use super::tables::{self, Tables};
 use super::{EmbeddedStore, keys, records};
 use crate::correct::{
-    CorrectReport, CorrectionBatch, CorrectionReader, CorrectionRecord, SupersessionRef,
+    CorrectReport, CorrectionBatch, CorrectionReader, CorrectionRecord, Plan, SupersessionRef,
 };
 use crate::model::{EntityKey, FactEdge, FactVersion, MemoryEpisode, Supersession, Timestamp};
 use crate::store::{EntityLink, StoreError};
@@ -199,6 +199,51 @@ fn put_json<T: serde::Serialize>(
     table.put(txn, key, &bytes)
 }
 
+/// Writes a plan's versions, and its corrections numbered after those the store holds;
+/// returns the latest knowledge time it wrote, if it wrote any.
+pub(super) fn write_plan(
+    txn: &mut RwTxn,
+    t: &Tables,
+    plan: &Plan,
+) -> Result<Option<Timestamp>, StoreError> {
+    let mut latest: Option<Timestamp> = None;
+    for (fp, v) in &plan.episode_versions {
+        put_json(
+            txn,
+            &t.versions,
+            &key(EPISODE, fp.as_bytes(), v.known_from),
+            v,
+        )?;
+        latest = latest.max(Some(v.known_from));
+    }
+    for (f, v) in &plan.fact_versions {
+        let fkey = keys::fact(&f.episode, f.relation, &f.entity);
+        put_json(txn, &t.versions, &key(FACT, &fkey, v.known_from), v)?;
+        latest = latest.max(Some(v.known_from));
+    }
+    for (s, review) in &plan.reviews {
+        let skey = keys::supersession(&s.episode, &s.prior, &s.entity());
+        put_json(
+            txn,
+            &t.versions,
+            &key(SUPERSESSION, &skey, review.recorded_at),
+            review,
+        )?;
+        latest = latest.max(Some(review.recorded_at));
+    }
+    let mut sequence = t.corrections.len(txn)?;
+    for record in &plan.records {
+        sequence += 1;
+        let record = CorrectionRecord {
+            sequence,
+            ..record.clone()
+        };
+        put_json(txn, &t.corrections, &keys::sequence(sequence), &record)?;
+        latest = latest.max(Some(record.recorded_at));
+    }
+    Ok(latest)
+}
+
 impl EmbeddedStore {
     pub(crate) fn correct_batch(
         &self,
@@ -216,36 +261,7 @@ impl EmbeddedStore {
             };
             let at = batch.at.resolve(Timestamp::now());
             let plan = crate::correct::plan(&InTxn { t, txn }, batch, at, high)?;
-            for (fp, v) in &plan.episode_versions {
-                put_json(
-                    txn,
-                    &t.versions,
-                    &key(EPISODE, fp.as_bytes(), v.known_from),
-                    v,
-                )?;
-            }
-            for (f, v) in &plan.fact_versions {
-                let fkey = keys::fact(&f.episode, f.relation, &f.entity);
-                put_json(txn, &t.versions, &key(FACT, &fkey, v.known_from), v)?;
-            }
-            for (s, review) in &plan.reviews {
-                let skey = keys::supersession(&s.episode, &s.prior, &s.entity());
-                put_json(
-                    txn,
-                    &t.versions,
-                    &key(SUPERSESSION, &skey, review.recorded_at),
-                    review,
-                )?;
-            }
-            let mut sequence = t.corrections.len(txn)?;
-            for record in &plan.records {
-                sequence += 1;
-                let record = CorrectionRecord {
-                    sequence,
-                    ..record.clone()
-                };
-                put_json(txn, &t.corrections, &keys::sequence(sequence), &record)?;
-            }
+            write_plan(txn, t, &plan)?;
             if high.is_none_or(|h| at > h) {
                 tables::meta_put(
                     t,

@@ -66,7 +66,7 @@ impl EmbeddedStore {
                     shared.release_mapped_pages();
                 }
             }
-            w.finish(&tail.code_units, &tail.skill_versions, &mut report)?;
+            w.finish(tail, &mut report)?;
             Ok((report, changed(&report)))
         })
     }
@@ -133,7 +133,7 @@ fn apply_in(txn: &mut RwTxn, t: Tables, batch: &WriteBatch) -> Result<ApplyRepor
     for item in &batch.items {
         w.write_supersessions(item, &mut report)?;
     }
-    w.finish(&batch.code_units, &batch.skill_versions, &mut report)?;
+    w.finish(batch, &mut report)?;
     Ok(report)
 }
 
@@ -230,23 +230,23 @@ impl<'a, 'e> Writer<'a, 'e> {
         item.ingested_at.resolve(self.turn_began)
     }
 
-    /// What every batch ends with: its code units and restored skill versions, the counters,
-    /// the knowledge high-water.
-    fn finish(
-        &mut self,
-        code_units: &[(String, CodeUnit)],
-        skill_versions: &[(String, Skill)],
-        report: &mut ApplyReport,
-    ) -> Result<(), StoreError> {
-        for (origin, skill) in skill_versions {
+    /// What every batch ends with: its code units, restored skill versions and restored
+    /// versions of corrected records, the counters, the knowledge high-water.
+    fn finish(&mut self, tail: &WriteBatch, report: &mut ApplyReport) -> Result<(), StoreError> {
+        for (origin, skill) in &tail.skill_versions {
             if self.write_skill_version(origin, skill)? {
                 report.new_skill_versions += 1;
             }
         }
-        for (origin, unit) in code_units {
+        for (origin, unit) in &tail.code_units {
             if self.write_code_unit(origin, unit)? {
                 report.new_code_units += 1;
             }
+        }
+        if let Some(latest) =
+            super::versions::write_plan(self.txn, &self.t, &tail.restored_versions)?
+        {
+            self.newest = self.newest.max(latest.millis());
         }
         self.flush_counts()?;
         if self.newest > self.high_water {

@@ -452,6 +452,13 @@ impl MemoryStore for FalkorStore {
                 Err(e) => page.unreadable.push((ordinal, e)),
             }
         }
+        // Each episode with its corrected text, as the embedded store's log reads it.
+        if !page.episodes.is_empty() && self.any_versions("episode")? {
+            let (ordinals, mut episodes): (Vec<u64>, Vec<MemoryEpisode>) =
+                std::mem::take(&mut page.episodes).into_iter().unzip();
+            self.attach_episodes(&mut episodes)?;
+            page.episodes = ordinals.into_iter().zip(episodes).collect();
+        }
         if page.last > after {
             *self
                 .ingest_cursor

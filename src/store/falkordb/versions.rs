@@ -28,6 +28,41 @@ fn supersession_record(episode: &str, prior: &str, e: &EntityKey) -> String {
     serde_json::json!(["supersession", episode, prior, e.entity_type, e.entity_ref]).to_string()
 }
 
+/// Adds a plan of corrections' versions to `plan`, and its corrections numbered after the
+/// `recorded` ones the graph holds.
+pub(super) fn add_versions(
+    plan: &mut Plan,
+    planned: &crate::correct::Plan,
+    recorded: u64,
+) -> Result<(), StoreError> {
+    for (fp, v) in &planned.episode_versions {
+        plan.version(episode_record(fp), "episode", v.known_from, v)?;
+    }
+    for (f, v) in &planned.fact_versions {
+        plan.version(
+            fact_record(&f.episode, f.relation, &f.entity),
+            "fact",
+            v.known_from,
+            v,
+        )?;
+    }
+    for (s, review) in &planned.reviews {
+        plan.version(
+            supersession_record(&s.episode, &s.prior, &s.entity()),
+            "supersession",
+            review.recorded_at,
+            review,
+        )?;
+    }
+    for (sequence, record) in (recorded + 1..).zip(&planned.records) {
+        plan.correction(&CorrectionRecord {
+            sequence,
+            ..record.clone()
+        })?;
+    }
+    Ok(())
+}
+
 impl FalkorStore {
     /// The bodies of every version of these records, each record's in knowledge-time order.
     fn versions_of(
@@ -123,32 +158,7 @@ impl FalkorStore {
             let high = self.high_water()?;
             let planned = crate::correct::plan(&Reader(self), batch, at, high)?;
             let mut plan = Plan::default();
-            for (fp, v) in &planned.episode_versions {
-                plan.version(episode_record(fp), "episode", v.known_from, v)?;
-            }
-            for (f, v) in &planned.fact_versions {
-                plan.version(
-                    fact_record(&f.episode, f.relation, &f.entity),
-                    "fact",
-                    v.known_from,
-                    v,
-                )?;
-            }
-            for (s, review) in &planned.reviews {
-                plan.version(
-                    supersession_record(&s.episode, &s.prior, &s.entity()),
-                    "supersession",
-                    review.recorded_at,
-                    review,
-                )?;
-            }
-            let recorded = self.corrections_recorded()?;
-            for (sequence, record) in (recorded + 1..).zip(&planned.records) {
-                plan.correction(&CorrectionRecord {
-                    sequence,
-                    ..record.clone()
-                })?;
-            }
+            add_versions(&mut plan, &planned, self.corrections_recorded()?)?;
             Ok((plan, planned.report))
         })
     }

@@ -166,6 +166,8 @@ struct Known {
     skill_versions: HashMap<(String, u32), Skill>,
     code_units: HashMap<String, CodeUnit>,
     high_water: Option<Timestamp>,
+    /// Corrections the graph has logged (read only for a batch that restores some).
+    corrections_recorded: u64,
 }
 
 impl Known {
@@ -190,6 +192,7 @@ impl Known {
             self.code_units.entry(r).or_insert(u);
         }
         self.high_water = self.high_water.max(read.high_water);
+        self.corrections_recorded = self.corrections_recorded.max(read.corrections_recorded);
     }
 }
 
@@ -294,6 +297,11 @@ impl FalkorStore {
                 .map(|u| (u.embedding_ref.clone(), u))
                 .collect(),
             high_water: self.high_water()?,
+            corrections_recorded: if tail.restored_versions.is_none_or(|p| p.records.is_empty()) {
+                0
+            } else {
+                self.corrections_recorded()?
+            },
         })
     }
 
@@ -420,6 +428,7 @@ impl FalkorStore {
 struct Tail<'a> {
     code_units: &'a [(String, CodeUnit)],
     skill_versions: &'a [(String, Skill)],
+    restored_versions: Option<&'a crate::correct::Plan>,
 }
 
 impl<'a> Tail<'a> {
@@ -427,6 +436,7 @@ impl<'a> Tail<'a> {
         Tail {
             code_units: &batch.code_units,
             skill_versions: &batch.skill_versions,
+            restored_versions: Some(&batch.restored_versions),
         }
     }
 }
@@ -483,6 +493,10 @@ fn plan_chunk(
                 report.new_code_units += 1;
             }
         }
+    }
+    if let Some(restored) = tail.restored_versions {
+        super::versions::add_versions(&mut plan, restored, known.corrections_recorded)?;
+        known.corrections_recorded += restored.records.len() as u64;
     }
     Ok((plan, report))
 }
