@@ -47,6 +47,14 @@ struct Newest {
     /// The store the documents came from; absent before stores had an identity.
     #[serde(default)]
     store_id: Option<String>,
+    /// The store's correction log read up to ([`super::versions`]); absent before corrected
+    /// texts were indexed.
+    #[serde(default)]
+    corrections: u64,
+    /// How many documents hold corrected texts (the others, one an episode, the texts as
+    /// first written).
+    #[serde(default)]
+    versions: u64,
 }
 
 fn first_text_version() -> u32 {
@@ -74,6 +82,8 @@ fn read_payload(payload: Option<&str>) -> Newest {
             t_valid: i64::MAX,
             text_version: 0,
             store_id: None,
+            corrections: 0,
+            versions: 0,
         })
 }
 
@@ -501,9 +511,15 @@ impl Bm25Index {
         Ok(self.refresh()?.watermark)
     }
 
+    /// How many episodes have a document (corrected texts are not counted).
     pub fn len(&self) -> u64 {
-        let _ = self.refresh();
-        self.reader.searcher().num_docs()
+        let versions = self.refresh().map_or(0, |n| n.versions);
+        self.reader.searcher().num_docs().saturating_sub(versions)
+    }
+
+    /// The store's correction log read up to (see [`super::versions`]).
+    pub fn corrections_read(&self) -> Result<u64, IndexError> {
+        Ok(self.refresh()?.corrections)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -527,8 +543,34 @@ impl Bm25Index {
     /// Adds documents and advances the watermark in one commit.
     pub fn append(&self, docs: &[TextDoc<'_>], watermark: u64) -> Result<(), IndexError> {
         let mut newest = self.refresh()?;
-        let writer = self.writer()?;
         newest.watermark = watermark;
+        self.write_docs(docs, newest)
+    }
+
+    /// Adds the documents of corrected texts (keyed by [`super::versions::version_key`]) and
+    /// advances the correction log's watermark in one commit.
+    pub fn append_versions(
+        &self,
+        docs: &[super::versions::VersionDoc],
+        corrections: u64,
+    ) -> Result<(), IndexError> {
+        let mut newest = self.refresh()?;
+        newest.corrections = corrections;
+        newest.versions += docs.len() as u64;
+        let docs: Vec<TextDoc<'_>> = docs
+            .iter()
+            .map(|d| TextDoc {
+                fingerprint: &d.key,
+                text: &d.text,
+                ingested_at: d.known_from,
+                t_valid: d.t_valid,
+            })
+            .collect();
+        self.write_docs(&docs, newest)
+    }
+
+    fn write_docs(&self, docs: &[TextDoc<'_>], mut newest: Newest) -> Result<(), IndexError> {
+        let writer = self.writer()?;
         newest.text_version = TEXT_VERSION;
         let f = self.fields;
         for d in docs {

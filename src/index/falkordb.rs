@@ -46,19 +46,95 @@ impl FalkorVectors {
                 )?;
             }
         }
-        let present = store.indexed()?.contains(&(
-            "MemoryEpisode".to_string(),
-            "embedding".to_string(),
-            "VECTOR".to_string(),
-        ));
-        if !present {
-            store.query(cypher::CREATE_VECTOR_INDEX, &[("dim", dim)])?;
+        let indexed = store.indexed()?;
+        let has = |label: &str, property: &str, kind: &str| {
+            indexed.contains(&(label.to_string(), property.to_string(), kind.to_string()))
+        };
+        for (label, property, kind, create) in [
+            (
+                "MemoryEpisode",
+                "embedding",
+                "VECTOR",
+                cypher::CREATE_VECTOR_INDEX,
+            ),
+            (
+                "StrataTextVersion",
+                "embedding",
+                "VECTOR",
+                cypher::CREATE_VERSION_VECTOR_INDEX,
+            ),
+            (
+                "StrataTextVersion",
+                "key",
+                "RANGE",
+                cypher::CREATE_VERSION_KEY_INDEX,
+            ),
+        ] {
+            if has(label, property, kind) {
+                continue;
+            }
+            if let Err(e) = store.query(create, &[("dim", dim.clone())]) {
+                // Another process created it meanwhile.
+                if !e.to_string().contains("already indexed") {
+                    return Err(e.into());
+                }
+            }
         }
         Ok(FalkorVectors {
             store,
             model: model.to_string(),
             dimension,
         })
+    }
+}
+
+impl FalkorVectors {
+    /// Writes `rows` with `statement`, which also records the watermark it is given.
+    fn write(
+        &self,
+        statement: &'static str,
+        rows: &[VectorRow],
+        (name, watermark): (&'static str, u64),
+    ) -> Result<(), IndexError> {
+        self.store.query(
+            statement,
+            &[
+                ("rows", self.rows(rows)?),
+                (
+                    name,
+                    Param::Int(i64::try_from(watermark).unwrap_or(i64::MAX)),
+                ),
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The rows as a query parameter: key, vector and the times the as-of filter reads.
+    fn rows(&self, rows: &[VectorRow]) -> Result<Param, IndexError> {
+        let mut list = Vec::with_capacity(rows.len());
+        for r in rows {
+            if r.vector.len() != self.dimension {
+                return Err(IndexError::Dimension {
+                    expected: self.dimension,
+                    got: r.vector.len(),
+                });
+            }
+            list.push(Param::Map(vec![
+                ("fp", Param::from(r.fingerprint.as_str())),
+                ("k", Param::Int(r.ingested_at.millis())),
+                ("t", Param::Int(r.t_valid.millis())),
+                (
+                    "v",
+                    Param::List(
+                        r.vector
+                            .iter()
+                            .map(|x| Param::Float(f64::from(*x)))
+                            .collect(),
+                    ),
+                ),
+            ]));
+        }
+        Ok(Param::List(list))
     }
 }
 
@@ -87,38 +163,25 @@ impl VectorStore for FalkorVectors {
     }
 
     fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
-        let mut list = Vec::with_capacity(rows.len());
-        for r in rows {
-            if r.vector.len() != self.dimension {
-                return Err(IndexError::Dimension {
-                    expected: self.dimension,
-                    got: r.vector.len(),
-                });
-            }
-            list.push(Param::Map(vec![
-                ("fp", Param::from(r.fingerprint.as_str())),
-                (
-                    "v",
-                    Param::List(
-                        r.vector
-                            .iter()
-                            .map(|x| Param::Float(f64::from(*x)))
-                            .collect(),
-                    ),
-                ),
-            ]));
-        }
-        self.store.query(
-            cypher::VECTOR_APPEND,
-            &[
-                ("rows", Param::List(list)),
-                (
-                    "watermark",
-                    Param::Int(i64::try_from(watermark).unwrap_or(i64::MAX)),
-                ),
-            ],
-        )?;
-        Ok(())
+        self.write(cypher::VECTOR_APPEND, rows, ("watermark", watermark))
+    }
+
+    fn corrections_read(&self) -> Result<u64, IndexError> {
+        let rows = self.store.query(cypher::VECTOR_META, &[])?;
+        Ok(rows
+            .first()
+            .map(|r| r.opt_int(3))
+            .transpose()?
+            .flatten()
+            .map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
+    fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError> {
+        self.write(
+            cypher::VERSION_VECTOR_APPEND,
+            rows,
+            ("corrections", corrections),
+        )
     }
 
     /// The vectors live on the episodes of the graph itself, so they can never belong to

@@ -9,9 +9,11 @@ pub mod qdrant;
 mod sync;
 mod vector_store;
 pub mod vectors;
+pub mod versions;
 
 pub use error::IndexError;
 pub use sync::{
     SyncReport, Synced, TEXT_VERSION, episode_text, store_identity, sync_text, sync_vectors,
 };
 pub use vector_store::{VectorLocation, VectorStore};
+pub use versions::TextVersions;

@@ -7,6 +7,7 @@ use super::IndexError;
 use super::VectorStore;
 use super::bm25::{Bm25Index, TextDoc};
 use super::vectors::VectorRow;
+use super::versions::{follow_corrections, version_docs};
 use crate::embed::Embedder;
 use crate::model::{MemoryEpisode, Timestamp};
 use crate::store::MemoryStore;
@@ -115,13 +116,15 @@ pub fn sync_text(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Synced, IndexError> {
     let total = store.episode_count()?;
-    if text.watermark()? == total && text.len() == total {
+    let corrections = store.correction_count()?;
+    if text.watermark()? == total && text.len() == total && text.corrections_read()? == corrections
+    {
         // Caught up: no turn to take (a reader that cannot write needs none).
         return Ok(Synced::default());
     }
     let _turn = text.catch_up_guard()?;
-    if ahead_of(total, text.watermark()?) {
-        tracing::warn!("the text index is ahead of the store's log: rebuilding it");
+    if ahead_of(total, text.watermark()?) || text.corrections_read()? > corrections {
+        tracing::warn!("the text index is ahead of the store's logs: rebuilding it");
         text.clear(&store_identity(store)?)?;
     }
     let mut pending = PendingText::default();
@@ -141,6 +144,16 @@ pub fn sync_text(
         unreadable.clear();
         indexed += pending.read(store, text, (0, total), progress, true, &mut unreadable)?;
     }
+    follow_corrections(
+        store,
+        (text.corrections_read()?, corrections),
+        COMMIT_EVERY,
+        &mut |records, last| {
+            let docs = version_docs(store, records)?;
+            indexed += docs.len();
+            text.append_versions(&docs, last)
+        },
+    )?;
     if indexed > 0 {
         text.compact()?;
     }
@@ -248,12 +261,16 @@ pub fn sync_vectors(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Synced, IndexError> {
     let total = store.episode_count()?;
-    if vectors.watermark()? == total && vectors.count()? as u64 == total {
+    let corrections = store.correction_count()?;
+    if vectors.watermark()? == total
+        && vectors.count()? as u64 == total
+        && vectors.corrections_read()? == corrections
+    {
         return Ok(Synced::default());
     }
     let _turn = vectors.catch_up_guard()?;
-    if ahead_of(total, vectors.watermark()?) {
-        tracing::warn!("the vector index is ahead of the store's log: rebuilding it");
+    if ahead_of(total, vectors.watermark()?) || vectors.corrections_read()? > corrections {
+        tracing::warn!("the vector index is ahead of the store's logs: rebuilding it");
         vectors.clear(&store_identity(store)?)?;
     }
     let mut embedded = 0;
@@ -302,6 +319,33 @@ pub fn sync_vectors(
         follow(store, 0, &mut append, &mut unreadable)?;
         pending.borrow_mut().flush(vectors)?;
     }
+    follow_corrections(
+        store,
+        (vectors.corrections_read()?, corrections),
+        vectors.append_at_most(),
+        &mut |records, last| {
+            let docs = version_docs(store, records)?;
+            let texts: Vec<&str> = docs.iter().map(|d| d.text.as_str()).collect();
+            let embedded_texts = if texts.is_empty() {
+                Vec::new()
+            } else {
+                embedder.embed_batch(&texts)?
+            };
+            let rows: Vec<VectorRow> = docs
+                .into_iter()
+                .zip(embedded_texts)
+                .map(|(d, vector)| VectorRow {
+                    fingerprint: d.key,
+                    ingested_at: d.known_from,
+                    t_valid: d.t_valid,
+                    concluded_at: d.concluded_at,
+                    vector,
+                })
+                .collect();
+            embedded += rows.len();
+            vectors.append_versions(&rows, last)
+        },
+    )?;
     Ok(Synced {
         written: embedded,
         unreadable,

@@ -15,12 +15,25 @@ use crate::store::falkordb::FalkorUrl;
 pub trait VectorStore: Send + Sync {
     /// For status lines: which index, where.
     fn describe(&self) -> String;
+    /// How many episodes have a vector (corrected texts' vectors are not counted).
     fn count(&self) -> Result<usize, IndexError>;
     /// The store ingest sequence read up to.
     fn watermark(&self) -> Result<u64, IndexError>;
     /// Upserts rows (by fingerprint) and advances the watermark.
     fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError>;
-    /// Cosine kNN over vectors known at K and begun by V: best first, ties by fingerprint.
+    /// The store's correction log read up to ([`super::versions`]).
+    fn corrections_read(&self) -> Result<u64, IndexError>;
+    /// What a search filters corrected texts by: [`Self::corrections_read`], or, where that
+    /// is a request to a server, what it said at this process's last catch-up (a search
+    /// never waits on a second request).
+    fn corrections_searched(&self) -> Result<u64, IndexError> {
+        self.corrections_read()
+    }
+    /// Adds the vectors of corrected texts (keyed by [`super::versions::version_key`], known
+    /// from the version's knowledge time) and advances the correction log's watermark.
+    fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError>;
+    /// Cosine kNN over vectors known at K and begun by V: best first, ties by key (a
+    /// corrected text's vector is named by its version key, [`super::versions`]).
     fn search(&self, query: &[f32], as_of: &AsOf, limit: usize) -> Result<Vec<Scored>, IndexError>;
     /// Held while catching up, so that two processes never embed the same episodes; `None`
     /// where the backend needs no such turn-taking.
@@ -131,7 +144,13 @@ impl VectorStore for VectorIndex {
         format!("local {} index", self.model())
     }
     fn count(&self) -> Result<usize, IndexError> {
-        Ok(self.len())
+        Ok(self.len().saturating_sub(self.versions()? as usize))
+    }
+    fn corrections_read(&self) -> Result<u64, IndexError> {
+        VectorIndex::corrections_read(self)
+    }
+    fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError> {
+        VectorIndex::append_versions(self, rows, corrections)
     }
     fn watermark(&self) -> Result<u64, IndexError> {
         VectorIndex::watermark(self)
@@ -170,7 +189,16 @@ impl VectorStore for QdrantVectors {
         format!("Qdrant collection {}", self.collection())
     }
     fn count(&self) -> Result<usize, IndexError> {
-        self.len()
+        Ok(self.len()?.saturating_sub(self.versions()? as usize))
+    }
+    fn corrections_read(&self) -> Result<u64, IndexError> {
+        QdrantVectors::corrections_read(self)
+    }
+    fn corrections_searched(&self) -> Result<u64, IndexError> {
+        Ok(self.corrections_seen())
+    }
+    fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError> {
+        QdrantVectors::append_versions(self, rows, corrections)
     }
     fn watermark(&self) -> Result<u64, IndexError> {
         QdrantVectors::watermark(self)

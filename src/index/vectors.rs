@@ -41,6 +41,12 @@ struct Matrix {
     sequences: Vec<u64>,
     ingested_at: Vec<i64>,
     t_valid: Vec<i64>,
+    /// When a later text of the same episode begins ([`super::versions`]): the row is not
+    /// current from then on (`i64::MAX`: it stays current).
+    known_until: Vec<i64>,
+    /// The rows of each episode with a corrected text: (when each text begins, the text as
+    /// first written at `i64::MIN`; its row), in order.
+    texts: HashMap<String, Vec<(i64, usize)>>,
     codes: Vec<i8>,
     scales: Vec<f32>,
 }
@@ -66,6 +72,7 @@ impl Matrix {
         self.sequences.reserve(rows);
         self.ingested_at.reserve(rows);
         self.t_valid.reserve(rows);
+        self.known_until.reserve(rows);
         self.codes.reserve(rows * dimension);
         self.scales.reserve(rows);
     }
@@ -85,15 +92,44 @@ impl Matrix {
             self.scales[i] = quantise(vector, &mut self.codes[i * d..(i + 1) * d]);
             return;
         }
-        self.positions
-            .insert(fingerprint.to_string(), self.fingerprints.len());
+        let row = self.fingerprints.len();
+        self.positions.insert(fingerprint.to_string(), row);
         self.fingerprints.push(fingerprint.to_string());
         self.sequences.push(sequence);
         self.ingested_at.push(ingested_at);
         self.t_valid.push(t_valid);
+        self.known_until.push(i64::MAX);
         let at = self.codes.len();
         self.codes.resize(at + d, 0);
         self.scales.push(quantise(vector, &mut self.codes[at..]));
+        self.note_text(fingerprint, row);
+    }
+
+    /// Ends the knowledge interval of the texts a new row of an episode follows, and of the
+    /// new row where a later text is held already, so the scan passes over texts that are
+    /// not current at the query's K.
+    fn note_text(&mut self, key: &str, row: usize) {
+        let (fingerprint, from) = super::versions::parse_key(key);
+        let from = from.map_or(i64::MIN, Timestamp::millis);
+        let texts = match self.texts.get_mut(fingerprint) {
+            Some(texts) => texts,
+            None if from == i64::MIN => return,
+            None => {
+                let mut texts = Vec::new();
+                if let Some(&first) = self.positions.get(fingerprint) {
+                    texts.push((i64::MIN, first));
+                }
+                self.texts.entry(fingerprint.to_string()).or_insert(texts)
+            }
+        };
+        let at = texts.partition_point(|(f, _)| *f < from);
+        texts.insert(at, (from, row));
+        for pair in texts.windows(2) {
+            self.known_until[pair[0].1] = pair[1].0;
+        }
+        if let Some(&(_, last)) = texts.last() {
+            self.known_until[last] = i64::MAX;
+        }
     }
 }
 
@@ -190,7 +226,7 @@ fn scan<'m>(
     let (k, v) = (as_of.known_at.millis(), as_of.valid_at.millis());
     let mut heap: BinaryHeap<Reverse<HeapItem<'m>>> = BinaryHeap::with_capacity(limit + 1);
     for i in range {
-        if m.ingested_at[i] > k || m.t_valid[i] > v {
+        if m.ingested_at[i] > k || m.t_valid[i] > v || m.known_until[i] <= k {
             continue;
         }
         let score = m.scales[i] * dot_codes(&m.codes[i * dimension..(i + 1) * dimension], query);
@@ -630,6 +666,8 @@ impl VectorIndex {
             t.vectors.clear(txn)?;
             t.log.clear(txn)?;
             put_meta(&t, txn, "watermark", "0")?;
+            put_meta(&t, txn, "corrections", "0")?;
+            put_meta(&t, txn, "versions", "0")?;
             put_meta(&t, txn, "epoch", &epoch.saturating_add(1).to_string())?;
             put_meta(&t, txn, "text_version", &TEXT_VERSION.to_string())?;
             put_meta(&t, txn, "store_id", store_id)
@@ -914,6 +952,42 @@ impl VectorIndex {
 
     /// Adds rows (upserting by fingerprint) and advances the watermark in one transaction.
     pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
+        self.write_rows(rows, &[("watermark", watermark)], false)
+    }
+
+    /// The store's correction log read up to ([`super::versions`]).
+    pub fn corrections_read(&self) -> Result<u64, IndexError> {
+        self.meta("corrections")
+    }
+
+    /// How many rows hold corrected texts (the others, one an episode, the texts as first
+    /// written).
+    pub fn versions(&self) -> Result<u64, IndexError> {
+        self.meta("versions")
+    }
+
+    fn meta(&self, key: &str) -> Result<u64, IndexError> {
+        let txn = self
+            .shared
+            .read_txn()
+            .map_err(|e| self.read_err(e.into()))?;
+        meta_number(&self.shared, &self.tables, &txn, key).map_err(|e| self.read_err(e))
+    }
+
+    /// Adds the rows of corrected texts (keyed by [`super::versions::version_key`]) and
+    /// advances the correction log's watermark in one transaction.
+    pub fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError> {
+        self.write_rows(rows, &[("corrections", corrections)], true)
+    }
+
+    /// Upserts `rows` and sets the `numbers` in the meta table, in one transaction; counts the
+    /// new rows in `versions` when they are versions.
+    fn write_rows(
+        &self,
+        rows: &[VectorRow],
+        numbers: &[(&str, u64)],
+        versions: bool,
+    ) -> Result<(), IndexError> {
         for r in rows {
             if r.vector.len() != self.dimension {
                 return Err(IndexError::Dimension {
@@ -928,13 +1002,17 @@ impl VectorIndex {
         let run = |txn: &mut RwTxn| -> Result<(), IndexError> {
             let mut sequence = last_sequence(&t, txn).map_err(|e| self.read_err(e))?;
             let mut bytes = Vec::with_capacity(32 + 4 * self.dimension);
+            let mut added = 0u64;
             for r in rows {
                 let fp = r.fingerprint.as_bytes();
                 let earlier = get_sealed(shared, &t.vectors, txn, fp)
                     .map_err(|e| self.read_err(e))?
                     .map(<[u8]>::to_vec);
-                if let Some(earlier) = earlier {
-                    t.log.delete(txn, &earlier).map_err(|e| self.write_err(e))?;
+                match earlier {
+                    Some(earlier) => {
+                        t.log.delete(txn, &earlier).map_err(|e| self.write_err(e))?;
+                    }
+                    None => added += 1,
                 }
                 sequence += 1;
                 encode_row(&mut bytes, r).map_err(|e| self.err(&e))?;
@@ -944,7 +1022,16 @@ impl VectorIndex {
                     .map_err(|e| self.write_err(e))?;
                 put_sealed(&t.vectors, txn, fp, &key).map_err(|e| self.write_err(e))?;
             }
-            put_meta(&t, txn, "watermark", &watermark.to_string()).map_err(|e| self.write_err(e))
+            if versions {
+                let held =
+                    meta_number(shared, &t, txn, "versions").map_err(|e| self.read_err(e))?;
+                put_meta(&t, txn, "versions", &(held + added).to_string())
+                    .map_err(|e| self.write_err(e))?;
+            }
+            for (key, value) in numbers {
+                put_meta(&t, txn, key, &value.to_string()).map_err(|e| self.write_err(e))?;
+            }
+            Ok(())
         };
         run(&mut txn)?;
         txn.commit().map_err(|e| self.write_err(e))?;

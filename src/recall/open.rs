@@ -8,8 +8,8 @@ use super::warming::Warming;
 use crate::embed::Embedder;
 use crate::index::bm25::Bm25Index;
 use crate::index::{
-    IndexError, SyncReport, Synced, VectorLocation, VectorStore, store_identity, sync_text,
-    sync_vectors,
+    IndexError, SyncReport, Synced, TextVersions, VectorLocation, VectorStore, store_identity,
+    sync_text, sync_vectors,
 };
 use crate::store::MemoryStore;
 
@@ -41,6 +41,8 @@ pub struct RecallStack {
     pub warming: Arc<Warming>,
     /// The store's episodes as of the last catch-up, which the index-backed legs compare with.
     episodes: Arc<StoreEpisodes>,
+    /// Which corrected text of an episode begins when, for the text legs.
+    versions: Arc<TextVersions>,
 }
 
 impl RecallStack {
@@ -134,6 +136,10 @@ impl RecallStack {
             stopped = problems;
             phase("indexes caught up");
         }
+        let versions = Arc::new(TextVersions::new(store.clone()));
+        if options.sync {
+            notices.extend(read_corrections(store.as_ref(), &versions));
+        }
         let mut legs: Vec<Arc<dyn RecallLeg>> = Vec::new();
         match (&embedder, &vectors) {
             (Some(e), Some(v)) => legs.push(Arc::new(SemanticLeg::new(
@@ -141,6 +147,7 @@ impl RecallStack {
                 v.clone(),
                 warming.clone(),
                 episodes.clone(),
+                versions.clone(),
             ))),
             _ => legs.push(Arc::new(UnavailableLeg {
                 leg: Leg::Semantic,
@@ -148,7 +155,11 @@ impl RecallStack {
             })),
         }
         match &text {
-            Some(t) => legs.push(Arc::new(Bm25Leg::new(t.clone(), episodes.clone()))),
+            Some(t) => legs.push(Arc::new(Bm25Leg::new(
+                t.clone(),
+                episodes.clone(),
+                versions.clone(),
+            ))),
             None => legs.push(Arc::new(UnavailableLeg {
                 leg: Leg::Bm25,
                 reason: "text index unavailable".into(),
@@ -178,6 +189,7 @@ impl RecallStack {
             stopped,
             warming,
             episodes,
+            versions,
         }
     }
 }
@@ -234,6 +246,7 @@ impl RecallStack {
             (&self.warming, &self.episodes),
             progress,
         );
+        problems.extend(read_corrections(store, &self.versions));
         problems.extend(self.engine.catch_up_legs());
         (report, problems)
     }
@@ -331,6 +344,17 @@ fn catch_up_indexes(
         }
     }
     (report, problems)
+}
+
+/// Reads the store's corrections of texts into `versions` now, so that the first recall
+/// after a catch-up does not.
+fn read_corrections(store: &dyn MemoryStore, versions: &TextVersions) -> Option<String> {
+    store
+        .correction_count()
+        .map_err(IndexError::from)
+        .and_then(|n| versions.read_to(n))
+        .err()
+        .map(|e| format!("cannot read the store's corrections: {e}"))
 }
 
 /// What the user is told of episodes the indexes went on without.

@@ -366,6 +366,20 @@ pub trait MemoryStore: Send + Sync {
         Ok(Vec::new())
     }
 
+    /// Up to `limit` corrections recorded after log sequence `after`, in order: how derived
+    /// indexes catch up with corrected texts, as they do with episodes through
+    /// [`Self::episodes_since`].
+    fn corrections_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::correct::CorrectionRecord>, StoreError> {
+        let mut log = self.corrections()?;
+        log.retain(|c| c.sequence > after);
+        log.truncate(limit);
+        Ok(log)
+    }
+
     /// How many corrections are recorded (what [`Self::corrections`] lists, counted cheaply):
     /// what a cache of fact links compares to learn that versions changed under it.
     fn correction_count(&self) -> Result<u64, StoreError> {

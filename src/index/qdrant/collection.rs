@@ -25,6 +25,8 @@ const DIMENSION: &str = "dimension";
 const STORE: &str = "store_id";
 const TEXT: &str = "text_version";
 const WATERMARK: &str = "watermark";
+const CORRECTIONS: &str = "corrections";
+const VERSIONS: &str = "versions";
 
 /// Same slug as the embedded index's file names.
 fn slug(text: &str) -> String {
@@ -122,6 +124,9 @@ pub(super) struct Recorded {
     pub store_id: Option<String>,
     pub text_version: Option<i64>,
     pub watermark: u64,
+    /// The store's correction log read up to, and how many points hold corrected texts.
+    pub corrections: u64,
+    pub versions: u64,
 }
 
 impl Recorded {
@@ -142,6 +147,12 @@ impl Recorded {
             store_id: text(STORE),
             text_version: int(TEXT),
             watermark: int(WATERMARK)
+                .and_then(|w| u64::try_from(w).ok())
+                .unwrap_or(0),
+            corrections: int(CORRECTIONS)
+                .and_then(|w| u64::try_from(w).ok())
+                .unwrap_or(0),
+            versions: int(VERSIONS)
                 .and_then(|w| u64::try_from(w).ok())
                 .unwrap_or(0),
         }
@@ -197,6 +208,15 @@ pub(super) fn watermark_metadata(watermark: u64) -> HashMap<String, Value> {
             i64::try_from(watermark).unwrap_or(i64::MAX).into(),
         ),
         (TEXT.to_string(), i64::from(TEXT_VERSION).into()),
+    ])
+}
+
+/// The metadata an append of corrected texts merges in.
+pub(super) fn corrections_metadata(corrections: u64, versions: u64) -> HashMap<String, Value> {
+    let int = |n: u64| Value::from(i64::try_from(n).unwrap_or(i64::MAX));
+    HashMap::from([
+        (CORRECTIONS.to_string(), int(corrections)),
+        (VERSIONS.to_string(), int(versions)),
     ])
 }
 
@@ -371,6 +391,8 @@ mod tests {
                 store_id: Some("store-1".into()),
                 text_version: Some(i64::from(TEXT_VERSION)),
                 watermark: 0,
+                corrections: 0,
+                versions: 0,
             }
         );
         assert_eq!(fresh.refuse("c", "m", "store-1"), None);

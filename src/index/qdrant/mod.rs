@@ -175,6 +175,9 @@ pub struct QdrantVectors {
     store_id: String,
     layout: QdrantLayout,
     searching: AtomicUsize,
+    /// What the collection last said of the corrections it has read: what searches filter
+    /// by, without asking the server before each.
+    corrections_seen: std::sync::atomic::AtomicU64,
     /// Why the collection was emptied on open, to be rebuilt from the store.
     pub rebuilt: Option<String>,
 }
@@ -269,12 +272,17 @@ impl QdrantVectors {
             store_id: store_id.to_string(),
             layout: target.layout,
             searching: AtomicUsize::new(0),
+            corrections_seen: std::sync::atomic::AtomicU64::new(0),
             rebuilt: None,
         };
         let recorded = index.ensure_collection()?;
         if recorded.text_version != Some(i64::from(super::TEXT_VERSION)) {
             index.rebuilt = Some("built from an older episode text".to_string());
             index.clear()?;
+        } else {
+            index
+                .corrections_seen
+                .store(recorded.corrections, Ordering::SeqCst);
         }
         Ok(index)
     }
@@ -502,6 +510,46 @@ impl QdrantVectors {
         Ok(self.recorded(Duration::ZERO)?.0.current_watermark())
     }
 
+    /// The store's correction log read up to ([`crate::index::versions`]).
+    pub fn corrections_read(&self) -> Result<u64, IndexError> {
+        let recorded = self.recorded(Duration::ZERO)?.0;
+        let read = if recorded.text_version == Some(i64::from(super::TEXT_VERSION)) {
+            recorded.corrections
+        } else {
+            0
+        };
+        self.corrections_seen.store(read, Ordering::SeqCst);
+        Ok(read)
+    }
+
+    /// What [`Self::corrections_read`] said last (at the last catch-up), without a request.
+    pub fn corrections_seen(&self) -> u64 {
+        self.corrections_seen.load(Ordering::SeqCst)
+    }
+
+    /// How many points hold corrected texts.
+    pub fn versions(&self) -> Result<u64, IndexError> {
+        Ok(self.recorded(Duration::ZERO)?.0.versions)
+    }
+
+    /// Upserts the points of corrected texts, then records the correction log's watermark
+    /// and how many such points there are (counting only points new to the collection, so a
+    /// retried batch is not counted twice).
+    pub fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError> {
+        let keys: Vec<&str> = rows.iter().map(|r| r.fingerprint.as_str()).collect();
+        let new = self.missing(&keys)?.len() as u64;
+        let held = self.versions()?;
+        self.upsert(rows)?;
+        self.write("cannot record the corrections read", || {
+            let mut update: UpdateCollection =
+                UpdateCollectionBuilder::new(self.collection.as_str()).build();
+            update.metadata = collection::corrections_metadata(corrections, held + new);
+            self.client.update_collection(update)
+        })?;
+        self.corrections_seen.store(corrections, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Drops the collection and makes it anew, empty, for a rebuild from the store.
     pub fn clear(&self) -> Result<(), IndexError> {
         self.run(
@@ -543,6 +591,17 @@ impl QdrantVectors {
     /// Upserts the rows (waiting until they are applied, medium ordering so replicas agree),
     /// then records the watermark in the collection's metadata; each write is retried.
     pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
+        self.upsert(rows)?;
+        self.write("cannot record the watermark", || {
+            let mut update: UpdateCollection =
+                UpdateCollectionBuilder::new(self.collection.as_str()).build();
+            update.metadata = collection::watermark_metadata(watermark);
+            self.client.update_collection(update)
+        })?;
+        Ok(())
+    }
+
+    fn upsert(&self, rows: &[VectorRow]) -> Result<(), IndexError> {
         if let Some(r) = rows.iter().find(|r| r.vector.len() != self.dimension) {
             return Err(IndexError::Dimension {
                 expected: self.dimension,
@@ -561,12 +620,6 @@ impl QdrantVectors {
                 )
             })?;
         }
-        self.write("cannot record the watermark", || {
-            let mut update: UpdateCollection =
-                UpdateCollectionBuilder::new(self.collection.as_str()).build();
-            update.metadata = collection::watermark_metadata(watermark);
-            self.client.update_collection(update)
-        })?;
         Ok(())
     }
 

@@ -1,18 +1,29 @@
 use std::sync::Arc;
 
+use crate::index::TextVersions;
 use crate::index::bm25::Bm25Index;
 use crate::recall::confidence::Signals;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg, StoreEpisodes};
 
-/// BM25 over the text index; says so when the index lags the store.
+/// BM25 over the text index, each episode by its text as known at the query's K; says so
+/// when the index lags the store.
 pub struct Bm25Leg {
     index: Arc<Bm25Index>,
     store: Arc<StoreEpisodes>,
+    versions: Arc<TextVersions>,
 }
 
 impl Bm25Leg {
-    pub fn new(index: Arc<Bm25Index>, store: Arc<StoreEpisodes>) -> Self {
-        Bm25Leg { index, store }
+    pub fn new(
+        index: Arc<Bm25Index>,
+        store: Arc<StoreEpisodes>,
+        versions: Arc<TextVersions>,
+    ) -> Self {
+        Bm25Leg {
+            index,
+            store,
+            versions,
+        }
     }
 }
 
@@ -22,10 +33,14 @@ impl RecallLeg for Bm25Leg {
     }
 
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
-        let hits = self
+        let upto = self
             .index
-            .search(&q.text, &q.as_of, q.limit)
+            .corrections_read()
             .map_err(LegError::from_display)?;
+        let hits = super::current_versions(&self.versions, q, upto, |limit| {
+            self.index.search(&q.text, &q.as_of, limit)
+        })
+        .map_err(LegError::from_display)?;
         Ok(LegHits {
             scores: hits.iter().map(|(_, s)| f64::from(*s)).collect(),
             fingerprints: hits.into_iter().map(|(fp, _)| fp).collect(),

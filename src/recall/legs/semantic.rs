@@ -2,12 +2,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::embed::Embedder;
-use crate::index::VectorStore;
+use crate::index::{TextVersions, VectorStore};
 use crate::recall::Warming;
 use crate::recall::confidence::Signals;
 use crate::recall::leg::{Leg, LegError, LegHits, LegQuery, RecallLeg, StoreEpisodes};
 
-/// kNN over episode embeddings; the query embedding is timed on its own. While a first
+/// kNN over episode embeddings, each episode by its text as known at the query's K; the
+/// query embedding is timed on its own. While a first
 /// embedding of the memory runs in the background it answers nothing, saying how far it got;
 /// an index that lags the store answers from what it holds and says how far behind it is.
 pub struct SemanticLeg {
@@ -15,6 +16,7 @@ pub struct SemanticLeg {
     index: Arc<dyn VectorStore>,
     warming: Arc<Warming>,
     store: Arc<StoreEpisodes>,
+    versions: Arc<TextVersions>,
 }
 
 impl SemanticLeg {
@@ -23,12 +25,14 @@ impl SemanticLeg {
         index: Arc<dyn VectorStore>,
         warming: Arc<Warming>,
         store: Arc<StoreEpisodes>,
+        versions: Arc<TextVersions>,
     ) -> Self {
         SemanticLeg {
             embedder,
             index,
             warming,
             store,
+            versions,
         }
     }
 }
@@ -49,18 +53,27 @@ impl RecallLeg for SemanticLeg {
             .map_err(LegError::from_display)?;
         let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
         q.check_deadline()?;
-        let hits = self
+        let upto = self
             .index
-            .search(&vector, &q.as_of, q.limit)
+            .corrections_searched()
             .map_err(LegError::from_display)?;
-        let scores: Vec<f64> = hits.iter().map(|h| f64::from(h.score)).collect();
+        let hits = super::current_versions(&self.versions, q, upto, |limit| {
+            Ok(self
+                .index
+                .search(&vector, &q.as_of, limit)?
+                .into_iter()
+                .map(|h| (h.fingerprint, h.score))
+                .collect())
+        })
+        .map_err(LegError::from_display)?;
+        let scores: Vec<f64> = hits.iter().map(|(_, s)| f64::from(*s)).collect();
         let lag = match self.index.count() {
             Ok(held) => self.store.lag(held as u64),
             Err(e) => Some(format!("cannot count its vectors: {e}")),
         };
         Ok(LegHits {
             signals: Signals::Scores,
-            fingerprints: hits.into_iter().map(|h| h.fingerprint).collect(),
+            fingerprints: hits.into_iter().map(|(fp, _)| fp).collect(),
             scores,
             embed_ms: Some(embed_ms),
             note: Some(self.embedder.label()),

@@ -483,6 +483,14 @@ impl MemoryStore for EmbeddedStore {
         self.correction_log()
     }
 
+    fn corrections_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::correct::CorrectionRecord>, StoreError> {
+        self.correction_log_since(after, limit)
+    }
+
     fn correction_count(&self) -> Result<u64, StoreError> {
         self.tables.corrections.len(&*self.read()?)
     }

@@ -275,6 +275,26 @@ impl EmbeddedStore {
         })
     }
 
+    /// Up to `limit` rows of the correction log after sequence `after`.
+    pub(crate) fn correction_log_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<CorrectionRecord>, StoreError> {
+        let txn = self.read()?;
+        let from = keys::sequence(after.saturating_add(1));
+        let range = (Bound::Included(from.as_slice()), Bound::Unbounded);
+        let mut out = Vec::new();
+        for row in self.tables.corrections.range(&txn, &range)? {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, v) = row?;
+            out.push(decode("corrections", k, v)?);
+        }
+        Ok(out)
+    }
+
     pub(crate) fn correction_log(&self) -> Result<Vec<CorrectionRecord>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::new();

@@ -336,7 +336,7 @@ pub const CHECK_LINEAGE: &str = "MATCH (e:MemoryEpisode)-[s:SUPERSEDES]->(p:Memo
      RETURN e.incident_fingerprint, p.incident_fingerprint, s.entity_type, s.entity_ref LIMIT 100";
 
 pub const VECTOR_META: &str = "MATCH (m:StrataVectorIndex {property: 'embedding'}) \
-     RETURN m.model, m.dimension, m.watermark";
+     RETURN m.model, m.dimension, m.watermark, m.corrections";
 
 pub const VECTOR_META_CREATE: &str = "MERGE (m:StrataVectorIndex {property: 'embedding'}) \
      ON CREATE SET m.model = $model, m.dimension = $dim, m.watermark = 0";
@@ -355,11 +355,31 @@ pub const VECTOR_APPEND: &str = "UNWIND $rows AS x \
      WITH count(e) AS written \
      MATCH (m:StrataVectorIndex {property: 'embedding'}) SET m.watermark = $watermark";
 
-/// kNN, then the as-of filter; the third column says whether the hit is visible at (V, K).
+/// kNN over the episodes' texts as first written and their corrected texts
+/// (`StrataTextVersion`), then the as-of filter; the third column says whether the hit is
+/// visible at (V, K).
 pub const VECTOR_SEARCH: &str = "CALL db.idx.vector.queryNodes('MemoryEpisode', 'embedding', $k, vecf32($q)) \
      YIELD node, score \
-     RETURN node.incident_fingerprint, score, \
-     CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END";
+     RETURN node.incident_fingerprint AS key, score, \
+     CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END AS visible \
+     UNION ALL \
+     CALL db.idx.vector.queryNodes('StrataTextVersion', 'embedding', $k, vecf32($q)) \
+     YIELD node, score \
+     RETURN node.key AS key, score, \
+     CASE WHEN node.ingested_at <= $K AND node.t_valid <= $V THEN 1 ELSE 0 END AS visible";
+
+/// The vectors of corrected texts: one `StrataTextVersion` node per version, keyed as
+/// [`crate::index::versions::version_key`] says.
+pub const CREATE_VERSION_VECTOR_INDEX: &str = "CREATE VECTOR INDEX FOR (v:StrataTextVersion) ON (v.embedding) \
+     OPTIONS {dimension: $dim, similarityFunction: 'cosine', M: 32, efConstruction: 400, efRuntime: 1000}";
+
+pub const CREATE_VERSION_KEY_INDEX: &str = "CREATE INDEX FOR (v:StrataTextVersion) ON (v.key)";
+
+pub const VERSION_VECTOR_APPEND: &str = "UNWIND $rows AS x \
+     MERGE (v:StrataTextVersion {key: x.fp}) \
+     SET v.ingested_at = x.k, v.t_valid = x.t, v.embedding = vecf32(x.v) \
+     WITH count(v) AS written \
+     MATCH (m:StrataVectorIndex {property: 'embedding'}) SET m.corrections = $corrections";
 
 /// One hop of lineage backwards: the SUPERSEDES edges recorded by $K out of the episodes in
 /// $fps (to the priors they closed). The walk goes hop by hop with a visited set, to the end
@@ -426,7 +446,8 @@ mod tests {
 
     /// Every label and relationship type a template spells is one of the model's, or one of
     /// the nodes Strata keeps about the graph itself: the store's meta node, the vector
-    /// index's, the markers of chunked ingests, and the versions and log of corrections.
+    /// index's and its vectors of corrected texts, the markers of chunked ingests, and the
+    /// versions and log of corrections.
     #[test]
     fn labels_and_types_come_from_the_model() {
         let allowed = [
@@ -438,6 +459,7 @@ mod tests {
             "Skill",
             "CodeUnit",
             "StrataVectorIndex",
+            "StrataTextVersion",
             "StrataMeta",
             "StrataIngest",
             "MemoryVersion",
