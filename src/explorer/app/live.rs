@@ -53,6 +53,11 @@ impl App {
             }
             live.new_episodes.insert(fp);
         }
+        self.reread();
+    }
+
+    /// Reads again everything on screen that the store's contents decide.
+    pub(super) fn reread(&mut self) {
         self.request(View::Stats);
         let offset = self.panes.timeline.offset;
         self.reload_timeline(offset, false);
@@ -64,6 +69,7 @@ impl App {
         if let Some(key) = self.panes.entity.key().cloned() {
             self.request(View::Entity(key));
         }
+        self.request_review();
     }
 
     /// Notes how the refreshed selection differs from the one shown.

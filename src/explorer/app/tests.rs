@@ -28,6 +28,10 @@ fn app_sized(width: u16, height: u16) -> (App, Effects) {
             recall_k: 10,
             live_clock: false,
             recall_mode: Default::default(),
+            reviewer: Some("reviewer".into()),
+            write_at: Ok(crate::store::KnowledgeTime::At(Timestamp::from_millis(
+                1_000_000_000_000,
+            ))),
         },
         Rect::new(0, 0, width, height),
     )

@@ -3,7 +3,8 @@
 //!
 //! The richest arrangement whose panes all get their minimum size wins: all six panes;
 //! the timeline beside the facts over one more pane; the timeline beside one pane; the
-//! focused pane alone. The focused pane is always on screen, and when some pane is not,
+//! focused pane alone. The review pane is always alone: it needs the width for its evidence
+//! side by side. The focused pane is always on screen, and when some pane is not,
 //! a strip of tabs above the body names all six (as when one is zoomed).
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -41,6 +42,7 @@ pub fn min_size(pane: Pane) -> (u16, u16) {
         Pane::Lessons => (30, 6),
         Pane::Lineage => (30, 5),
         Pane::Entity => (36, 7),
+        Pane::Review => (60, 8),
     }
 }
 
@@ -66,12 +68,14 @@ pub fn areas(app: &App) -> Areas {
     .areas(s.size);
     let banner = (banner_rows > 0).then_some(banner);
     let everything = all(body);
-    let (tabs, panes) = if !s.zoom && fits(&everything) {
+    // The review pane is a view of its own: it takes the body, named by its tab.
+    let alone = s.zoom || s.focus == Pane::Review;
+    let (tabs, panes) = if !alone && fits(&everything) {
         (None, everything)
     } else {
         let [strip, body] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(body);
-        let panes = if s.zoom {
+        let panes = if alone {
             vec![(s.focus, body)]
         } else {
             [split(body, s), pair(body, s)]

@@ -26,7 +26,7 @@ pub fn tab_strip(frame: &mut Frame, app: &App, areas: &Areas, strip: &TabStrip) 
     let hints: &[&str] = if s.zoom {
         &["zoomed · z restores", "z restores"]
     } else {
-        &["Tab/1-6 switch · z zoom", "z zoom"]
+        &["Tab/1-8 switch · z zoom", "z zoom"]
     };
     let rest = strip.rest;
     if let Some(hint) = hints
