@@ -99,9 +99,10 @@ impl App {
             }
         } else {
             let focus = self.shared.focus;
-            if ![Pane::Facts, Pane::Lineage, Pane::Review].contains(&focus) {
-                self.shared.message =
-                    Some("correct an episode from the facts, lineage or review pane".into());
+            if ![Pane::Timeline, Pane::Facts, Pane::Lineage, Pane::Review].contains(&focus) {
+                self.shared.message = Some(
+                    "correct an episode from the timeline, facts, lineage or review pane".into(),
+                );
                 return;
             }
             match self.panes.get(focus).episode(&self.shared) {

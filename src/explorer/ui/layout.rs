@@ -83,7 +83,7 @@ pub fn areas(app: &App) -> Areas {
                 .find(|panes| fits(panes))
                 .unwrap_or_else(|| vec![(s.focus, body)])
         };
-        (Some(tab_strip(strip)), panes)
+        (Some(tab_strip(strip, s.focus)), panes)
     };
     Areas {
         header,
@@ -163,13 +163,23 @@ fn beside_timeline(body: Rect) -> [Rect; 2] {
     Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(body)
 }
 
-/// The tabs' cells: ` 1 Timeline ` and so on, a one-cell gap between them.
-fn tab_strip(area: Rect) -> TabStrip {
+/// Cells left after the tabs for the shortest hint (`z restores`).
+const HINT_CELLS: u16 = 12;
+
+/// The tabs' cells: ` 1 Timeline ` and so on, a one-cell gap between them; where that
+/// leaves no room for a hint, only the focused tab keeps its padding.
+fn tab_strip(area: Rect, focus: Pane) -> TabStrip {
     let mut x = area.x;
     let right = area.x + area.width;
+    let padded_width: u16 = Pane::ALL
+        .iter()
+        .map(|p| tab_label(*p).chars().count() as u16 + 3)
+        .sum();
+    let padded = padded_width + HINT_CELLS <= area.width;
     let mut tabs = Vec::new();
     for pane in Pane::ALL {
-        let width = (tab_label(pane).chars().count() as u16 + 2).min(right.saturating_sub(x));
+        let padding = if padded || pane == focus { 2 } else { 0 };
+        let width = (tab_label(pane).chars().count() as u16 + padding).min(right.saturating_sub(x));
         tabs.push((pane, Rect { x, width, ..area }));
         x = (x + width + 1).min(right);
     }

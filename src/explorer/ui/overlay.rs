@@ -25,7 +25,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 pub fn help(frame: &mut Frame, app: &App) {
     let app = &app.shared;
     let t = &app.theme;
-    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
+    let area = centered(frame.area(), 150, frame.area().height.saturating_sub(2));
     frame.render_widget(Clear, area);
     let block = Block::bordered()
         .border_type(BorderType::Double)
@@ -58,11 +58,9 @@ pub fn help(frame: &mut Frame, app: &App) {
             Span::styled(name.about(), t.muted()),
         ]));
     }
-    let columns = if inner.width >= 96 && lines.len() > inner.height as usize {
-        2
-    } else {
-        1
-    };
+    // As many columns of 48 cells as it takes to show every line, and fit.
+    let needed = lines.len().div_ceil(usize::from(inner.height.max(1)));
+    let columns = needed.clamp(1, usize::from(inner.width / 48).max(1));
     let per = lines.len().div_ceil(columns);
     let areas =
         Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
