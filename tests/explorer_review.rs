@@ -145,8 +145,13 @@ fn cancelling_writes_nothing_and_a_refusal_is_said_in_the_status_bar() {
     assert!(refused.contains("already retracted by ana"), "{refused}");
     let rows = review_from_another_process(dir.path());
     assert_eq!(row_of(&rows, &link)["review"]["by"], "ana");
-    // The live view followed the other process: the lineage shows its verdict.
+    // The live view followed the other process: the lineage shows its verdict and says
+    // what changed under the selection.
     assert!(refused.contains("retracted by ana"), "{refused}");
+    assert!(
+        refused.contains("updated: a reviewer retracted"),
+        "{refused}"
+    );
 }
 
 #[test]

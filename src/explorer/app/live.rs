@@ -125,6 +125,21 @@ pub fn what_changed(old: &EpisodeDetail, new: &EpisodeDetail) -> Option<String> 
     {
         return Some("updated: its facts or lineage changed".into());
     }
+    if old.episode.versions.len() != new.episode.versions.len() {
+        return Some("updated: a reviewer corrected its text".into());
+    }
+    let reviews = |d: &EpisodeDetail| -> Vec<usize> {
+        d.supersedes
+            .iter()
+            .chain(&d.superseded_by)
+            .map(|s| s.reviews.len())
+            .collect()
+    };
+    let fact_versions =
+        |d: &EpisodeDetail| -> Vec<usize> { d.facts.iter().map(|f| f.versions.len()).collect() };
+    if reviews(old) != reviews(new) || fact_versions(old) != fact_versions(new) {
+        return Some("updated: a reviewer retracted, confirmed or corrected its facts".into());
+    }
     if old.skills.len() != new.skills.len() || old.lesson != new.lesson {
         return Some("updated: its lesson or skills changed".into());
     }
