@@ -5,7 +5,7 @@
 //! the timeline beside the facts over one more pane; the timeline beside one pane; the
 //! focused pane alone. The review pane is always alone: it needs the width for its evidence
 //! side by side. The focused pane is always on screen, and when some pane is not,
-//! a strip of tabs above the body names all six (as when one is zoomed).
+//! a strip of tabs above the body names all seven (as when one is zoomed).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
