@@ -22,6 +22,7 @@ fn committed_screenshots_match_their_tapes() {
         let out = tempfile::tempdir().unwrap();
         let run = Command::new(env!("CARGO_BIN_EXE_strata"))
             .env("STRATA_EMBEDDER", "hash")
+            .env("STRATA_BY", "ana")
             .env_remove("NO_COLOR")
             .args(["--data"])
             .arg(data.path())

@@ -124,6 +124,10 @@ fn a_small_terminal_shows_tabs_and_every_pane_is_a_key_away() {
     wait_for(&tmux, "the entity pane brought forward", |s| {
         s.contains("[6 Entity]") && s.contains("Enter on a fact opens")
     });
+    tmux.keys("7");
+    wait_for(&tmux, "the review view at 80x24", |s| {
+        s.contains("[7 Review]") && s.contains("177 supersessions") && s.contains("── evidence")
+    });
     tmux.quit();
     drop(tmux);
 
@@ -142,6 +146,10 @@ fn a_small_terminal_shows_tabs_and_every_pane_is_a_key_away() {
             .iter()
             .all(|p| s.contains(p))
     });
-    assert!(!screen.contains("Tab/1-6 switch"), "{screen}");
+    assert!(!screen.contains("Tab/1-8 switch"), "{screen}");
+    tmux.keys("8");
+    wait_for(&tmux, "the changes feed at 200x50", |s| {
+        s.contains("[7 Review]") && s.contains("changes up to K")
+    });
     tmux.quit();
 }

@@ -54,6 +54,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "STRATA_RECALL_MODE", value_enum)]
     pub recall_mode: Option<RecallMode>,
 
+    /// Who the explorer's corrections (retract, confirm, correct) are by
+    /// [default: the login name, from USER]
+    #[arg(long, global = true, env = "STRATA_BY", value_name = "NAME")]
+    pub by: Option<String>,
+
     #[command(flatten)]
     pub embedder: EmbedderArgs,
 

@@ -27,6 +27,8 @@ pub struct Context {
     pub vectors: VectorLocation,
     /// `--allow-future-now`: see [`Self::knowledge_time`].
     pub allow_future_now: bool,
+    /// `--by`: who the explorer's corrections are by.
+    pub by: Option<String>,
     /// Neither `--data` nor `STRATA_DATA` was given: the data lives in the platform's data dir.
     pub default_data_dir: bool,
     /// `--recall-mode` / `STRATA_RECALL_MODE` > `[recall] mode` > active.
@@ -101,6 +103,7 @@ impl Context {
             config,
             embedder,
             allow_future_now: false,
+            by: None,
             default_data_dir: false,
         })
     }
@@ -127,6 +130,20 @@ impl Context {
             ));
         }
         Ok(KnowledgeTime::At(self.now))
+    }
+
+    /// Who corrections made here are by: `--by` / `STRATA_BY`, else the login name.
+    pub fn reviewer(&self) -> Option<String> {
+        let login = || {
+            ["USER", "LOGNAME", "USERNAME"]
+                .into_iter()
+                .find_map(|v| std::env::var(v).ok())
+        };
+        self.by
+            .clone()
+            .or_else(login)
+            .map(|b| b.trim().to_string())
+            .filter(|b| !b.is_empty())
     }
 
     pub fn now_is_live(&self) -> bool {

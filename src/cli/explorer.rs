@@ -136,6 +136,8 @@ pub fn build_app(ctx: &Context, launch: &Launch, size: Rect) -> Result<Explorer>
             recall_k: 10,
             live_clock: ctx.now_is_live(),
             recall_mode: ctx.recall_mode,
+            reviewer: ctx.reviewer(),
+            write_at: ctx.knowledge_time().map_err(|e| e.to_string()),
         },
         worker,
         size,

@@ -29,6 +29,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         (cli.store, cli.vectors),
     )?;
     ctx.allow_future_now = cli.allow_future_now;
+    ctx.by = cli.by;
     if let Some(mode) = cli.recall_mode {
         ctx.recall_mode = mode;
     }

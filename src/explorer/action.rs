@@ -35,6 +35,32 @@ pub enum Step {
     NextChange,
 }
 
+/// What a reviewer corrects from the explorer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CorrectionKind {
+    Retract,
+    Confirm,
+    Summary,
+    Resolution,
+}
+
+impl CorrectionKind {
+    /// What it does, as a prompt's title says it.
+    pub fn title(self) -> &'static str {
+        match self {
+            CorrectionKind::Retract => "Retract a supersession",
+            CorrectionKind::Confirm => "Confirm a supersession",
+            CorrectionKind::Summary => "Correct an episode's summary",
+            CorrectionKind::Resolution => "Correct an episode's resolution",
+        }
+    }
+
+    /// Whether it is about a supersession (else about an episode's text).
+    pub fn is_verdict(self) -> bool {
+        matches!(self, CorrectionKind::Retract | CorrectionKind::Confirm)
+    }
+}
+
 /// An edit of the text box being typed in, as a shell's line editor has them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LineEdit {
@@ -93,6 +119,16 @@ pub enum ActionName {
     FocusLineage,
     #[strum(serialize = "focus.entity", message = "focus the entity view (6)")]
     FocusEntity,
+    #[strum(
+        serialize = "focus.review",
+        message = "review supersessions with their evidence and verdicts (7)"
+    )]
+    FocusReview,
+    #[strum(
+        serialize = "focus.changes",
+        message = "what memory learned up to the as-of point: episodes, invalidations, corrections (8)"
+    )]
+    FocusChanges,
     #[strum(
         serialize = "zoom",
         message = "give the focused pane the whole screen, or restore"
@@ -272,6 +308,31 @@ pub enum ActionName {
         props(argument = "FINGERPRINT")
     )]
     Select,
+    #[strum(
+        serialize = "correct.retract",
+        message = "retract the supersession under the cursor (asks a reason, then to confirm)"
+    )]
+    CorrectRetract,
+    #[strum(
+        serialize = "correct.confirm",
+        message = "confirm the supersession under the cursor (asks a reason, then to confirm)"
+    )]
+    CorrectConfirm,
+    #[strum(
+        serialize = "correct.summary",
+        message = "correct the episode's summary: new text, a reason, then confirm"
+    )]
+    CorrectSummary,
+    #[strum(
+        serialize = "correct.resolution",
+        message = "correct the episode's resolution: new text, a reason, then confirm"
+    )]
+    CorrectResolution,
+    #[strum(
+        serialize = "correct.record",
+        message = "record the correction being confirmed, at the current knowledge time"
+    )]
+    CorrectRecord,
     #[strum(serialize = "refresh", message = "reload everything from the store")]
     Refresh,
 }
@@ -330,6 +391,8 @@ impl ActionName {
             N::FocusLessons => Action::Focus(Pane::Lessons),
             N::FocusLineage => Action::Focus(Pane::Lineage),
             N::FocusEntity => Action::Focus(Pane::Entity),
+            N::FocusReview => Action::Focus(Pane::Review),
+            N::FocusChanges => Action::FocusChanges,
             N::Zoom => Action::Zoom,
             N::Up => Action::Up,
             N::Down => Action::Down,
@@ -377,6 +440,11 @@ impl ActionName {
             N::FilterSelected => Action::FilterSelected,
             N::FilterClear => Action::FilterClear,
             N::Select => Action::Select(arg.to_string()),
+            N::CorrectRetract => Action::Correct(CorrectionKind::Retract),
+            N::CorrectConfirm => Action::Correct(CorrectionKind::Confirm),
+            N::CorrectSummary => Action::Correct(CorrectionKind::Summary),
+            N::CorrectResolution => Action::Correct(CorrectionKind::Resolution),
+            N::CorrectRecord => Action::CorrectRecord,
             N::Refresh => Action::Refresh,
         })
     }
@@ -415,6 +483,8 @@ pub enum Action {
     FocusNext,
     FocusPrev,
     Focus(Pane),
+    /// The review pane, showing what changed rather than the supersessions.
+    FocusChanges,
     Zoom,
     Up,
     Down,
@@ -444,6 +514,8 @@ pub enum Action {
     FilterSelected,
     FilterClear,
     Select(String),
+    Correct(CorrectionKind),
+    CorrectRecord,
     Refresh,
 }
 
@@ -479,6 +551,8 @@ impl Action {
             Action::Focus(Pane::Lessons) => N::FocusLessons,
             Action::Focus(Pane::Lineage) => N::FocusLineage,
             Action::Focus(Pane::Entity) => N::FocusEntity,
+            Action::Focus(Pane::Review) => N::FocusReview,
+            Action::FocusChanges => N::FocusChanges,
             Action::Zoom => N::Zoom,
             Action::Up => N::Up,
             Action::Down => N::Down,
@@ -523,6 +597,11 @@ impl Action {
             Action::FilterSelected => N::FilterSelected,
             Action::FilterClear => N::FilterClear,
             Action::Select(_) => N::Select,
+            Action::Correct(CorrectionKind::Retract) => N::CorrectRetract,
+            Action::Correct(CorrectionKind::Confirm) => N::CorrectConfirm,
+            Action::Correct(CorrectionKind::Summary) => N::CorrectSummary,
+            Action::Correct(CorrectionKind::Resolution) => N::CorrectResolution,
+            Action::CorrectRecord => N::CorrectRecord,
             Action::Refresh => N::Refresh,
         }
     }

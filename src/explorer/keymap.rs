@@ -20,12 +20,16 @@ pub enum Context {
     Search,
     Palette,
     Query,
-    /// Any text box: the search, the palette and the query.
+    /// Typing a correction's new text or its reason.
+    Reason,
+    /// Asked to confirm a correction before it is recorded.
+    Confirm,
+    /// Any text box: the search, the palette, the query and a correction's.
     Input,
 }
 
 impl Context {
-    pub const ALL: [Context; 12] = [
+    pub const ALL: [Context; 15] = [
         Context::Global,
         Context::Pane(Pane::Timeline),
         Context::Pane(Pane::Facts),
@@ -33,10 +37,13 @@ impl Context {
         Context::Pane(Pane::Lessons),
         Context::Pane(Pane::Lineage),
         Context::Pane(Pane::Entity),
+        Context::Pane(Pane::Review),
         Context::Help,
         Context::Search,
         Context::Palette,
         Context::Query,
+        Context::Reason,
+        Context::Confirm,
         Context::Input,
     ];
 
@@ -48,6 +55,8 @@ impl Context {
             Context::Search => "search",
             Context::Palette => "palette",
             Context::Query => "query",
+            Context::Reason => "reason",
+            Context::Confirm => "confirm",
             Context::Input => "input",
         }
     }
@@ -60,7 +69,9 @@ impl Context {
             Context::Search => " (typing a search; other keys type)",
             Context::Palette => " (typing a command; other keys type)",
             Context::Query => " (typing a recall query; other keys type)",
-            Context::Input => " (in the search, palette and query boxes, as in a shell)",
+            Context::Reason => " (typing a correction's text or reason; other keys type)",
+            Context::Confirm => " (asked to confirm a correction)",
+            Context::Input => " (in every text box, as in a shell)",
         }
     }
 
@@ -85,6 +96,8 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("global", "4", A::FocusLessons),
         ("global", "5", A::FocusLineage),
         ("global", "6", A::FocusEntity),
+        ("global", "7", A::FocusReview),
+        ("global", "8", A::FocusChanges),
         ("global", "z", A::Zoom),
         ("global", "k", A::Up),
         ("global", "Up", A::Up),
@@ -112,6 +125,10 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("global", "r", A::RecallSeed),
         ("global", "y", A::RecallSeed),
         ("global", "c", A::FilterClear),
+        ("global", "x", A::CorrectRetract),
+        ("global", "v", A::CorrectConfirm),
+        ("global", "e", A::CorrectSummary),
+        ("global", "E", A::CorrectResolution),
         ("timeline", "Left", A::AsOfBackDay),
         ("timeline", "Right", A::AsOfForwardDay),
         ("facts", "Left", A::AsOfBackDay),
@@ -142,6 +159,13 @@ const DEFAULTS: &[(&str, &str, ActionName)] = {
         ("palette", "Enter", A::Open),
         ("palette", "Esc", A::Back),
         ("palette", "Ctrl+c", A::Quit),
+        ("reason", "Enter", A::Open),
+        ("reason", "Esc", A::Back),
+        ("reason", "Ctrl+c", A::Quit),
+        ("confirm", "y", A::CorrectRecord),
+        ("confirm", "n", A::Back),
+        ("confirm", "Esc", A::Back),
+        ("confirm", "Ctrl+c", A::Quit),
         ("query", "Enter", A::Open),
         ("query", "Esc", A::Back),
         ("query", "Ctrl+c", A::Quit),

@@ -8,16 +8,18 @@ pub enum Pane {
     Lessons,
     Lineage,
     Entity,
+    Review,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 6] = [
+    pub const ALL: [Pane; 7] = [
         Pane::Timeline,
         Pane::Facts,
         Pane::Recall,
         Pane::Lessons,
         Pane::Lineage,
         Pane::Entity,
+        Pane::Review,
     ];
 
     pub fn name(self) -> &'static str {
@@ -28,6 +30,7 @@ impl Pane {
             Pane::Lessons => "lessons",
             Pane::Lineage => "lineage",
             Pane::Entity => "entity",
+            Pane::Review => "review",
         }
     }
 
@@ -39,6 +42,7 @@ impl Pane {
             Pane::Lessons => "Lessons & skills",
             Pane::Lineage => "Lineage",
             Pane::Entity => "Entity",
+            Pane::Review => "Review",
         }
     }
 

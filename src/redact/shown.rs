@@ -34,6 +34,10 @@ impl Shown for MemoryEpisode {
     fn shown(mut self) -> Self {
         text(&mut self.summary_nl);
         text(&mut self.resolution_nl);
+        for v in &mut self.versions {
+            text(&mut v.summary_nl);
+            text(&mut v.resolution_nl);
+        }
         self
     }
 }
@@ -98,6 +102,41 @@ impl Shown for EntityDetail {
             .into_iter()
             .map(|(fp, e)| (fp, e.shown()))
             .collect();
+        self
+    }
+}
+
+impl Shown for crate::query::ReviewRow {
+    fn shown(mut self) -> Self {
+        text(&mut self.episode_summary);
+        text(&mut self.prior_summary);
+        if let Some(r) = &mut self.review {
+            text(&mut r.by);
+            text(&mut r.reason);
+        }
+        self
+    }
+}
+
+impl Shown for crate::query::NearestLineage {
+    fn shown(mut self) -> Self {
+        let links = self.lineage.backwards.iter_mut();
+        for r in links
+            .chain(self.lineage.forwards.iter_mut())
+            .filter_map(|l| l.review.as_mut())
+        {
+            text(&mut r.by);
+            text(&mut r.reason);
+        }
+        self
+    }
+}
+
+impl Shown for crate::query::Change {
+    fn shown(mut self) -> Self {
+        text(&mut self.target);
+        self.by.iter_mut().for_each(text);
+        self.reason.iter_mut().for_each(text);
         self
     }
 }

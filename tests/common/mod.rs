@@ -182,6 +182,8 @@ pub fn explorer(dir: &Path, width: u16, height: u16) -> strata::headless::Sessio
             recall_k: 10,
             live_clock: false,
             recall_mode: Default::default(),
+            reviewer: Some("reviewer".into()),
+            write_at: Ok(strata::store::KnowledgeTime::At(ts("2026-12-01T00:00:00Z"))),
         },
         worker,
         ratatui::layout::Rect::new(0, 0, width, height),

@@ -133,6 +133,8 @@ fn bench(
             recall_k: 10,
             live_clock: false,
             recall_mode: Default::default(),
+            reviewer: Some("reviewer".into()),
+            write_at: Err("benchmarks write no corrections".into()),
         },
         worker,
         Rect::new(0, 0, 200, 60),

@@ -3,7 +3,7 @@
 use super::{App, Effects, Mode};
 use crate::explorer::action::{Action, Axis, Step};
 use crate::explorer::pane::Pane;
-use crate::explorer::panes::Intent;
+use crate::explorer::panes::{Intent, ReviewView};
 use crate::explorer::ui::layout;
 use crate::explorer::worker::View;
 use crate::model::{AsOf, EntityKey, Timestamp};
@@ -44,6 +44,8 @@ impl App {
             }
             Action::FocusNext => self.shared.set_focus(self.shared.focus.next()),
             Action::FocusPrev => self.shared.set_focus(self.shared.focus.prev()),
+            Action::Focus(Pane::Review) => self.show_review(ReviewView::Supersessions),
+            Action::FocusChanges => self.show_review(ReviewView::Changes),
             Action::Focus(p) => self.shared.set_focus(p),
             Action::Zoom => self.shared.zoom = !self.shared.zoom,
             Action::Up => self.move_cursor(-1),
@@ -141,6 +143,10 @@ impl App {
                 self.select(&fp, true);
                 self.shared.set_focus(Pane::Facts);
             }
+            Action::Correct(kind) => self.start_correction(kind),
+            Action::CorrectRecord => {
+                self.shared.message = Some("no correction is waiting to be confirmed".into())
+            }
             Action::Refresh => {
                 self.tick_clock();
                 self.request(View::Stats);
@@ -152,10 +158,18 @@ impl App {
                 if let Some(key) = self.panes.entity.key().cloned() {
                     self.request(View::Entity(key));
                 }
+                self.request_review();
                 self.rerun_recall();
             }
         }
         self.keep_visible();
+    }
+
+    /// Brings the review pane forward showing `view`, read at the as-of point.
+    fn show_review(&mut self, view: ReviewView) {
+        self.shared.set_focus(Pane::Review);
+        let request = self.panes.review.show(view, self.shared.as_of.known_at);
+        self.request(request);
     }
 
     /// Carries out what a pane asked for.
@@ -318,6 +332,7 @@ impl App {
         self.panes.facts.clamp(&self.shared);
         if knowledge_moved {
             self.request_lineage();
+            self.request_review();
             let known_at = self.shared.known_filter();
             let request = self.panes.timeline.reload_around(known_at);
             self.request(request);

@@ -36,6 +36,7 @@ impl App {
                 apply(&mut self.shared.palette, edit);
             }
             Mode::Query => self.change_query(|query| apply(query, edit)),
+            Mode::Correct => self.edit_draft(edit),
             Mode::Normal | Mode::Help => {
                 self.shared.message = Some("no text box is open to edit".into());
             }

@@ -4,7 +4,7 @@
 use ratatui::layout::{Position, Rect};
 use ratatui_textarea::Key;
 
-use super::{App, Effects, Mode};
+use super::{App, DraftStep, Effects, Mode};
 use crate::explorer::action::Action;
 use crate::explorer::key::KeyChord;
 use crate::explorer::keymap::Context;
@@ -26,12 +26,17 @@ impl App {
             Mode::Search => &[Context::Search, Context::Input],
             Mode::Palette => &[Context::Palette, Context::Input],
             Mode::Query => &[Context::Query, Context::Input],
+            Mode::Correct => match self.shared.draft.as_ref().map(|d| d.step) {
+                Some(DraftStep::Confirm) | None => &[Context::Confirm],
+                Some(_) => &[Context::Reason, Context::Input],
+            },
         };
         match self.shared.keymap.lookup(contexts, key) {
             Some(action) => match mode {
                 Mode::Normal => self.act(action),
                 Mode::Help => self.in_help(action),
                 Mode::Search | Mode::Palette | Mode::Query => self.in_input(action),
+                Mode::Correct => self.in_correction(action),
             },
             None => self.type_key(key),
         }
@@ -79,7 +84,7 @@ impl App {
                         self.leave_query();
                         self.act(Action::RecallRun);
                     }
-                    Mode::Normal | Mode::Help => {}
+                    Mode::Normal | Mode::Help | Mode::Correct => {}
                 }
             }
             Action::Back if mode == Mode::Query => self.leave_query(),
@@ -104,6 +109,11 @@ impl App {
                 self.shared.palette.input(input);
             }
             Mode::Query => self.change_query(|query| query.input(input)),
+            Mode::Correct => {
+                if let Some(text) = self.shared.draft.as_mut().and_then(|d| d.input()) {
+                    text.input(input);
+                }
+            }
             Mode::Normal | Mode::Help => {}
         }
     }

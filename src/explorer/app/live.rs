@@ -53,6 +53,11 @@ impl App {
             }
             live.new_episodes.insert(fp);
         }
+        self.reread();
+    }
+
+    /// Reads again everything on screen that the store's contents decide.
+    pub(super) fn reread(&mut self) {
         self.request(View::Stats);
         let offset = self.panes.timeline.offset;
         self.reload_timeline(offset, false);
@@ -64,6 +69,7 @@ impl App {
         if let Some(key) = self.panes.entity.key().cloned() {
             self.request(View::Entity(key));
         }
+        self.request_review();
     }
 
     /// Notes how the refreshed selection differs from the one shown.
@@ -118,6 +124,21 @@ pub fn what_changed(old: &EpisodeDetail, new: &EpisodeDetail) -> Option<String> 
         || old.superseded_by.len() != new.superseded_by.len()
     {
         return Some("updated: its facts or lineage changed".into());
+    }
+    if old.episode.versions.len() != new.episode.versions.len() {
+        return Some("updated: a reviewer corrected its text".into());
+    }
+    let reviews = |d: &EpisodeDetail| -> Vec<usize> {
+        d.supersedes
+            .iter()
+            .chain(&d.superseded_by)
+            .map(|s| s.reviews.len())
+            .collect()
+    };
+    let fact_versions =
+        |d: &EpisodeDetail| -> Vec<usize> { d.facts.iter().map(|f| f.versions.len()).collect() };
+    if reviews(old) != reviews(new) || fact_versions(old) != fact_versions(new) {
+        return Some("updated: a reviewer retracted, confirmed or corrected its facts".into());
     }
     if old.skills.len() != new.skills.len() || old.lesson != new.lesson {
         return Some("updated: its lesson or skills changed".into());

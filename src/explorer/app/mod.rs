@@ -3,6 +3,7 @@
 //! [`Effects`] it asks for, and [`crate::explorer::Explorer`] carries them out. Rendering
 //! reads the state and never changes it.
 
+mod correcting;
 mod dispatch;
 mod editing;
 mod health;
@@ -26,8 +27,10 @@ use super::worker::{Request, View};
 use crate::model::{AsOf, Timestamp};
 use crate::query::views::{EpisodeDetail, StoreSummary};
 use crate::recall::RecallMode;
+use crate::store::KnowledgeTime;
 use crate::telemetry::WarmSignal;
 
+pub use correcting::{Draft, DraftStep, DraftTarget};
 pub use health::Health;
 pub use input::MouseKind;
 pub use live::{LiveState, what_changed};
@@ -39,6 +42,8 @@ pub enum Mode {
     Palette,
     Query,
     Help,
+    /// Drafting a correction: its text, its reason, then a confirmation.
+    Correct,
 }
 
 pub struct Options {
@@ -55,6 +60,12 @@ pub struct Options {
     /// The mode agents recall in, shown in the status bar (the explorer shows results in
     /// either).
     pub recall_mode: RecallMode,
+    /// Who the explorer's corrections are by (`--by`, `STRATA_BY`, else the login name);
+    /// `None`: corrections ask for it.
+    pub reviewer: Option<String>,
+    /// The knowledge time corrections are recorded at, or why they are refused (a `--now`
+    /// too far ahead of the clock).
+    pub write_at: Result<KnowledgeTime, String>,
 }
 
 /// What a change of state asks of the outside world.
@@ -123,6 +134,10 @@ pub struct Shared {
     pub help_scroll: u16,
     pub search: TextArea<'static>,
     pub palette: TextArea<'static>,
+    /// The correction being drafted.
+    pub draft: Option<Draft>,
+    pub reviewer: Option<String>,
+    pub write_at: Result<KnowledgeTime, String>,
 }
 
 impl Shared {
@@ -197,6 +212,9 @@ impl App {
                 help_scroll: 0,
                 search: TextArea::default(),
                 palette: TextArea::default(),
+                draft: None,
+                reviewer: options.reviewer,
+                write_at: options.write_at,
             },
             panes: Panes::new(options.recall_k),
             effects: Effects::default(),
@@ -260,6 +278,14 @@ impl App {
         self.panes.lineage.reset();
         self.request(View::Episode(fingerprint.to_string()));
         self.request_lineage();
+    }
+
+    /// Re-reads the review pane's list at the as-of point, once it has been shown.
+    fn request_review(&mut self) {
+        if self.panes.review.opened {
+            let view = self.panes.review.load(self.shared.as_of.known_at);
+            self.request(view);
+        }
     }
 
     fn request_lineage(&mut self) {

@@ -92,6 +92,10 @@ impl App {
                 self.shared.store.notices.push(e.to_string());
             }
             Reply::QuerySaved(Ok(())) => {}
+            Reply::Review(Ok(rows)) => self.panes.review.loaded_rows(rows),
+            Reply::Feed(Ok(feed)) => self.panes.review.loaded_feed(feed),
+            Reply::Review(Err(e)) | Reply::Feed(Err(e)) => self.store_error(&e),
+            Reply::Corrected(result) => self.corrected(result),
             Reply::Indexed(catch_up) => {
                 self.shared.store.progress = None;
                 self.shared.store.notices.extend(catch_up.problems);

@@ -28,6 +28,10 @@ fn app_sized(width: u16, height: u16) -> (App, Effects) {
             recall_k: 10,
             live_clock: false,
             recall_mode: Default::default(),
+            reviewer: Some("reviewer".into()),
+            write_at: Ok(crate::store::KnowledgeTime::At(Timestamp::from_millis(
+                1_000_000_000_000,
+            ))),
         },
         Rect::new(0, 0, width, height),
     )
@@ -406,6 +410,8 @@ fn the_layout_adapts_to_the_terminal() {
         for pane in Pane::ALL {
             let _ = app.dispatch(Action::Focus(pane));
             let areas = layout::areas(&app);
+            // The review pane is a view of its own at every size.
+            let shown = if pane == Pane::Review { 1 } else { shown };
             assert_eq!(areas.panes.len(), shown, "{width}x{height} focus {pane:?}");
             assert!(
                 areas.panes.iter().any(|(p, _)| *p == pane),
@@ -422,6 +428,7 @@ fn the_layout_adapts_to_the_terminal() {
             }
             assert_eq!(areas.tabs.is_some(), shown < 6, "{width}x{height}");
         }
+        let _ = app.dispatch(Action::Focus(Pane::Entity));
         let _ = app.dispatch(Action::Zoom);
         let areas = layout::areas(&app);
         assert_eq!(areas.panes.len(), 1);
@@ -449,4 +456,82 @@ fn the_pane_beside_the_facts_is_the_one_focused_last() {
     let _ = app.on_mouse(super::MouseKind::Click, lessons.x + 1, lessons.y);
     assert_eq!(app.shared.focus, Pane::Lessons);
     assert_eq!(below(&app), Pane::Lessons);
+}
+
+fn review_row() -> crate::query::ReviewRow {
+    crate::query::ReviewRow {
+        episode: "INC-2".into(),
+        prior: "INC-1".into(),
+        entity_type: "change".into(),
+        entity_ref: "cfg-1".into(),
+        closed_at: Timestamp::from_millis(0),
+        recorded_at: Timestamp::from_millis(0),
+        episode_summary: "new".into(),
+        prior_summary: "old".into(),
+        source: "agent".into(),
+        status: "resolved".into(),
+        confidence_score: 0.5,
+        verdict: "unreviewed".into(),
+        review: None,
+    }
+}
+
+fn corrections_asked(effects: &Effects) -> Vec<&crate::correct::CorrectionLine> {
+    effects
+        .requests
+        .iter()
+        .filter_map(|r| match r {
+            Request::Correct { line, .. } => Some(line),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A retraction asks a reason, then a confirmation; only `y` writes, and `n` writes nothing.
+#[test]
+fn a_retraction_is_written_only_once_confirmed() {
+    let (mut app, _) = app();
+    let effects = app.dispatch(Action::Focus(Pane::Review));
+    assert!(
+        effects
+            .requests
+            .iter()
+            .any(|r| matches!(r, Request::View(View::Review { .. })))
+    );
+    let _ = app.on_reply(Reply::Review(Ok(vec![review_row()])));
+    let key = |app: &mut App, k: &str| app.on_key(k.parse::<KeyChord>().unwrap());
+    assert!(corrections_asked(&key(&mut app, "x")).is_empty());
+    assert_eq!(app.shared.mode, super::Mode::Correct);
+    // An empty reason is refused as `strata correct` refuses it.
+    let _ = key(&mut app, "Enter");
+    assert!(
+        app.shared
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("reason")
+    );
+    for c in "wrong fix".chars() {
+        let _ = app.on_key(KeyChord::char(c));
+    }
+    assert!(corrections_asked(&key(&mut app, "Enter")).is_empty());
+    // `y` typed a reason before; now it records, once.
+    let effects = key(&mut app, "y");
+    let asked = corrections_asked(&effects);
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0].reason, "wrong fix");
+    assert_eq!(asked[0].by, "reviewer");
+    assert_eq!(app.shared.mode, super::Mode::Normal);
+
+    let _ = key(&mut app, "x");
+    let _ = app.on_key(KeyChord::char('r'));
+    let _ = key(&mut app, "Enter");
+    assert!(corrections_asked(&key(&mut app, "n")).is_empty());
+    assert!(
+        app.shared
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("cancelled")
+    );
 }

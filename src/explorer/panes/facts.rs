@@ -110,7 +110,8 @@ fn render(pane: &FactsPane, frame: &mut Frame, app: &App, rect: Rect) {
         frame.render_widget(Paragraph::new(Line::styled(msg, t.muted())), area);
         return;
     };
-    let e = &d.episode;
+    // Its text as known at K: as written, or as corrected by then.
+    let e = &d.episode.known_at(s.as_of.known_at);
     let width = area.width as usize;
     let head = vec![
         Line::from(vec![

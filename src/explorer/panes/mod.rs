@@ -8,17 +8,19 @@ mod lessons;
 mod lineage;
 mod recall;
 mod recall_seed;
+mod review;
 mod timeline;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
 
 pub use entity::{EntityPane, EntityRow};
-pub use facts::{FactsPane, state_style};
+pub use facts::{FactsPane, fact_views, state_style};
 pub use lessons::LessonsPane;
 pub use lineage::{LineagePane, LineageRow};
 pub use recall::RecallPane;
 pub use recall_seed::RecallSeed;
+pub use review::{ReviewPane, ReviewView};
 pub use timeline::{TIMELINE_PAGE, TimelinePane};
 
 use super::app::{App, Shared};
@@ -95,6 +97,7 @@ pub struct Panes {
     pub lessons: LessonsPane,
     pub lineage: LineagePane,
     pub entity: EntityPane,
+    pub review: ReviewPane,
 }
 
 impl Panes {
@@ -106,6 +109,7 @@ impl Panes {
             lessons: LessonsPane,
             lineage: LineagePane::default(),
             entity: EntityPane::default(),
+            review: ReviewPane::default(),
         }
     }
 
@@ -118,6 +122,7 @@ impl Panes {
             Pane::Lessons => &self.lessons,
             Pane::Lineage => &self.lineage,
             Pane::Entity => &self.entity,
+            Pane::Review => &self.review,
         }
     }
 
@@ -129,6 +134,7 @@ impl Panes {
             Pane::Lessons => &mut self.lessons,
             Pane::Lineage => &mut self.lineage,
             Pane::Entity => &mut self.entity,
+            Pane::Review => &mut self.review,
         }
     }
 }

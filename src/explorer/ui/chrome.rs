@@ -243,7 +243,7 @@ pub fn footer(frame: &mut Frame, app: &App, area: Rect) {
 const HINTS: &[&str] = &[
     "? help",
     "q quit",
-    "Tab/1-6 panes",
+    "Tab/1-8 panes",
     "z zoom",
     "y recall like",
     "/ search",

@@ -3,8 +3,9 @@
 //!
 //! The richest arrangement whose panes all get their minimum size wins: all six panes;
 //! the timeline beside the facts over one more pane; the timeline beside one pane; the
-//! focused pane alone. The focused pane is always on screen, and when some pane is not,
-//! a strip of tabs above the body names all six (as when one is zoomed).
+//! focused pane alone. The review pane is always alone: it needs the width for its evidence
+//! side by side. The focused pane is always on screen, and when some pane is not,
+//! a strip of tabs above the body names all seven (as when one is zoomed).
 
 use ratatui::layout::{Constraint, Layout, Rect};
 
@@ -41,6 +42,7 @@ pub fn min_size(pane: Pane) -> (u16, u16) {
         Pane::Lessons => (30, 6),
         Pane::Lineage => (30, 5),
         Pane::Entity => (36, 7),
+        Pane::Review => (60, 8),
     }
 }
 
@@ -66,12 +68,14 @@ pub fn areas(app: &App) -> Areas {
     .areas(s.size);
     let banner = (banner_rows > 0).then_some(banner);
     let everything = all(body);
-    let (tabs, panes) = if !s.zoom && fits(&everything) {
+    // The review pane is a view of its own: it takes the body, named by its tab.
+    let alone = s.zoom || s.focus == Pane::Review;
+    let (tabs, panes) = if !alone && fits(&everything) {
         (None, everything)
     } else {
         let [strip, body] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(body);
-        let panes = if s.zoom {
+        let panes = if alone {
             vec![(s.focus, body)]
         } else {
             [split(body, s), pair(body, s)]
@@ -79,7 +83,7 @@ pub fn areas(app: &App) -> Areas {
                 .find(|panes| fits(panes))
                 .unwrap_or_else(|| vec![(s.focus, body)])
         };
-        (Some(tab_strip(strip)), panes)
+        (Some(tab_strip(strip, s.focus)), panes)
     };
     Areas {
         header,
@@ -159,13 +163,23 @@ fn beside_timeline(body: Rect) -> [Rect; 2] {
     Layout::horizontal([Constraint::Length(left), Constraint::Fill(1)]).areas(body)
 }
 
-/// The tabs' cells: ` 1 Timeline ` and so on, a one-cell gap between them.
-fn tab_strip(area: Rect) -> TabStrip {
+/// Cells left after the tabs for the shortest hint (`z restores`).
+const HINT_CELLS: u16 = 12;
+
+/// The tabs' cells: ` 1 Timeline ` and so on, a one-cell gap between them; where that
+/// leaves no room for a hint, only the focused tab keeps its padding.
+fn tab_strip(area: Rect, focus: Pane) -> TabStrip {
     let mut x = area.x;
     let right = area.x + area.width;
+    let padded_width: u16 = Pane::ALL
+        .iter()
+        .map(|p| tab_label(*p).chars().count() as u16 + 3)
+        .sum();
+    let padded = padded_width + HINT_CELLS <= area.width;
     let mut tabs = Vec::new();
     for pane in Pane::ALL {
-        let width = (tab_label(pane).chars().count() as u16 + 2).min(right.saturating_sub(x));
+        let padding = if padded || pane == focus { 2 } else { 0 };
+        let width = (tab_label(pane).chars().count() as u16 + padding).min(right.saturating_sub(x));
         tabs.push((pane, Rect { x, width, ..area }));
         x = (x + width + 1).min(right);
     }

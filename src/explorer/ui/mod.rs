@@ -31,6 +31,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     match app.shared.mode {
         Mode::Help => overlay::help(frame, app),
         Mode::Palette => overlay::palette(frame, app),
+        Mode::Correct => overlay::correction(frame, app),
         Mode::Normal | Mode::Search | Mode::Query => {}
     }
     defuse(frame.buffer_mut());

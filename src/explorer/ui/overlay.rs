@@ -1,12 +1,15 @@
-//! Windows drawn over the panes: help (generated from the keymap) and the command palette.
+//! Windows drawn over the panes: help (generated from the keymap), the command palette and
+//! the prompt of a correction.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Paragraph};
 
+use super::clip;
+
 use crate::explorer::action::ActionName;
-use crate::explorer::app::App;
+use crate::explorer::app::{App, DraftStep};
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let w = width.min(area.width);
@@ -22,7 +25,7 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 pub fn help(frame: &mut Frame, app: &App) {
     let app = &app.shared;
     let t = &app.theme;
-    let area = centered(frame.area(), 100, frame.area().height.saturating_sub(2));
+    let area = centered(frame.area(), 150, frame.area().height.saturating_sub(2));
     frame.render_widget(Clear, area);
     let block = Block::bordered()
         .border_type(BorderType::Double)
@@ -55,11 +58,9 @@ pub fn help(frame: &mut Frame, app: &App) {
             Span::styled(name.about(), t.muted()),
         ]));
     }
-    let columns = if inner.width >= 96 && lines.len() > inner.height as usize {
-        2
-    } else {
-        1
-    };
+    // As many columns of 48 cells as it takes to show every line, and fit.
+    let needed = lines.len().div_ceil(usize::from(inner.height.max(1)));
+    let columns = needed.clamp(1, usize::from(inner.width / 48).max(1));
     let per = lines.len().div_ceil(columns);
     let areas =
         Layout::horizontal(vec![Constraint::Ratio(1, columns as u32); columns]).split(inner);
@@ -108,4 +109,92 @@ pub fn palette(frame: &mut Frame, app: &App) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The correction being drafted: what it is about, by whom, the box being typed in, and at
+/// the end the question.
+pub fn correction(frame: &mut Frame, app: &App) {
+    let s = &app.shared;
+    let t = &s.theme;
+    let Some(draft) = &s.draft else {
+        return;
+    };
+    let full = frame.area();
+    let width = full.width.saturating_sub(2).min(110);
+    let height = 7.min(full.height.saturating_sub(2));
+    let area = Rect {
+        x: full.x + 1,
+        y: full.y + full.height.saturating_sub(height + 2),
+        width,
+        height,
+    };
+    frame.render_widget(Clear, area);
+    let hint = match draft.step {
+        DraftStep::Confirm => " y records it · n or Esc cancels ",
+        _ => " Enter next · Esc cancels ",
+    };
+    let block = Block::bordered()
+        .border_type(BorderType::Double)
+        .border_style(t.border(true))
+        .title(format!(" {} ·{hint}", draft.kind.title()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let w = usize::from(inner.width);
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("about  ", t.accent()),
+            Span::raw(clip(&draft.about(), w.saturating_sub(7))),
+        ]),
+        Line::from(vec![
+            Span::styled("by     ", t.accent()),
+            Span::raw(clip(&draft.by, w.saturating_sub(7))),
+        ]),
+    ];
+    let typed = |area: &ratatui_textarea::TextArea<'static>| area.lines().join(" ");
+    if !draft.kind.is_verdict() {
+        lines.push(Line::from(vec![
+            Span::styled("text   ", t.accent()),
+            Span::raw(clip(&typed(&draft.text), w.saturating_sub(7))),
+        ]));
+    }
+    if draft.step != DraftStep::Text {
+        lines.push(Line::from(vec![
+            Span::styled("reason ", t.accent()),
+            Span::raw(clip(&typed(&draft.reason), w.saturating_sub(7))),
+        ]));
+    }
+    let question = match draft.step {
+        DraftStep::Text => "type the new text".to_string(),
+        DraftStep::Reason => "type why (required)".to_string(),
+        DraftStep::Confirm => {
+            "record it at the current knowledge time? (as of any earlier K, nothing changes)"
+                .to_string()
+        }
+    };
+    lines.push(Line::styled(clip(&question, w), t.warn()));
+    frame.render_widget(Paragraph::new(lines), inner);
+    // The box being typed in, over its line, so its cursor shows where typing goes.
+    let row = match draft.step {
+        DraftStep::Text => Some(2),
+        DraftStep::Reason if draft.kind.is_verdict() => Some(2),
+        DraftStep::Reason => Some(3),
+        DraftStep::Confirm => None,
+    };
+    let input = match draft.step {
+        DraftStep::Text => Some(&draft.text),
+        DraftStep::Reason => Some(&draft.reason),
+        DraftStep::Confirm => None,
+    };
+    if let (Some(row), Some(input)) = (row, input)
+        && row < inner.height
+    {
+        let at = Rect {
+            x: inner.x + 7,
+            y: inner.y + row,
+            width: inner.width.saturating_sub(7),
+            height: 1,
+        };
+        frame.render_widget(Clear, at);
+        frame.render_widget(input, at);
+    }
 }

@@ -16,17 +16,21 @@ pub fn tab_strip(frame: &mut Frame, app: &App, areas: &Areas, strip: &TabStrip) 
         let label = tab_label(*pane);
         let (text, style) = if *pane == s.focus {
             (format!("[{label}]"), t.selected(true))
-        } else if areas.panes.iter().any(|(p, _)| p == pane) {
-            (format!(" {label} "), t.text())
         } else {
-            (format!(" {label} "), t.muted())
+            let shown = areas.panes.iter().any(|(p, _)| p == pane);
+            let text = if usize::from(rect.width) > label.chars().count() {
+                format!(" {label} ")
+            } else {
+                label
+            };
+            (text, if shown { t.text() } else { t.muted() })
         };
         frame.render_widget(Paragraph::new(Span::styled(text, style)), *rect);
     }
     let hints: &[&str] = if s.zoom {
         &["zoomed · z restores", "z restores"]
     } else {
-        &["Tab/1-6 switch · z zoom", "z zoom"]
+        &["Tab/1-8 switch · z zoom", "z zoom"]
     };
     let rest = strip.rest;
     if let Some(hint) = hints

@@ -22,11 +22,13 @@ pub use protocol::{
 
 use super::history::kept_form;
 use super::live::{CatchUp, Follower, LiveRecall};
+use crate::correct::{CorrectionBatch, CorrectionItem, CorrectionLine, WriteOrigin};
+use crate::model::Timestamp;
 use crate::query::lineage_within;
 use crate::query::views::{self, TimelineCache};
 use crate::recall::{RecallResponse, RecallStack};
 use crate::redact::Shown;
-use crate::store::MemoryStore;
+use crate::store::{KnowledgeTime, MemoryStore};
 use crate::telemetry::{CounterReader, WarmSignal};
 
 /// Opens the store (and says what it did, e.g. seeding the demo memory).
@@ -167,6 +169,9 @@ fn shown(reply: Reply) -> Reply {
             Box::new(response.shown()),
             files.into_iter().map(|(fp, u)| (fp, u.shown())).collect(),
         ),
+        Reply::Lineage(r) => Reply::Lineage(r.map(Shown::shown)),
+        Reply::Review(r) => Reply::Review(r.map(Shown::shown)),
+        Reply::Feed(r) => Reply::Feed(r.map(Shown::shown)),
         Reply::History(r) => {
             Reply::History(r.map(|entries| entries.iter().filter_map(|e| kept_form(e)).collect()))
         }
@@ -386,6 +391,18 @@ impl Call {
                     .await
                     .unwrap_or_else(|e| Reply::failed(&asked, aborted(e)))
             }
+            Request::Correct { line, at } => {
+                let asked = Request::Correct {
+                    line: line.clone(),
+                    at,
+                };
+                let store = self.store.clone();
+                tokio::task::spawn_blocking(move || {
+                    Reply::Corrected(store.correct(&explorer_batch(line, at)).map_err(Into::into))
+                })
+                .await
+                .unwrap_or_else(|e| Reply::failed(&asked, aborted(e)))
+            }
             Request::View(view) => {
                 let asked = Request::View(view.clone());
                 let store = self.store.clone();
@@ -530,6 +547,18 @@ fn keep_history(file: Option<&HistoryFile>, save: Option<String>) -> Reply {
     }
 }
 
+/// One correction from the explorer: a person's, at the knowledge time given.
+fn explorer_batch(line: CorrectionLine, at: KnowledgeTime) -> CorrectionBatch {
+    CorrectionBatch {
+        items: vec![CorrectionItem {
+            origin: "explorer".into(),
+            line,
+        }],
+        at,
+        origin: WriteOrigin::Human,
+    }
+}
+
 /// Lineage links read each way: more than the pane shows, far fewer than a chain of
 /// thousands of recurring fixes holds.
 const LINEAGE_LINKS: usize = 200;
@@ -570,6 +599,12 @@ fn read_view(
             lineage_within(store, &fingerprint, known_at, LINEAGE_LINKS).map_err(Into::into),
         ),
         View::Entity(key) => Reply::Entity(views::entity(store, key).map_err(Into::into)),
+        View::Review { known_at } => {
+            Reply::Review(crate::query::review(store, known_at, false).map_err(Into::into))
+        }
+        View::Feed { until } => {
+            Reply::Feed(crate::query::changes(store, Timestamp::MIN, until).map_err(Into::into))
+        }
     }
 }
 

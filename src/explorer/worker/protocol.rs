@@ -4,15 +4,16 @@ use std::collections::HashMap;
 
 use strum::{EnumCount, IntoStaticStr};
 
+use crate::correct::{CorrectReport, CorrectionLine};
 use crate::explorer::live::{CatchUp, Change};
 use crate::learning::CodeUnit;
 use crate::model::{EntityKey, Timestamp};
 use crate::query::views::{
     EntityDetail, EpisodeDetail, StoreSummary, TimelineFilter, TimelineRows,
 };
-use crate::query::{NearestLineage, QueryError};
+use crate::query::{Change as FeedItem, NearestLineage, QueryError, ReviewRow};
 use crate::recall::{RecallRequest, RecallResponse};
-use crate::store::StoreError;
+use crate::store::{KnowledgeTime, StoreError};
 use crate::telemetry::WarmSignal;
 
 /// Why the store could not be opened, with its sources.
@@ -37,6 +38,14 @@ pub enum View {
         known_at: Timestamp,
     },
     Entity(EntityKey),
+    /// Supersessions known at K with their evidence and verdicts.
+    Review {
+        known_at: Timestamp,
+    },
+    /// What memory learned up to K, in knowledge-time order.
+    Feed {
+        until: Timestamp,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -50,6 +59,11 @@ pub enum Request {
     LoadHistory,
     /// Adds a query (already in the form kept) to the store's query history.
     SaveQuery(String),
+    /// Records a reviewer's correction, as one batch of one.
+    Correct {
+        line: CorrectionLine,
+        at: KnowledgeTime,
+    },
 }
 
 impl From<View> for Request {
@@ -78,6 +92,9 @@ pub enum RequestKind {
     Changes,
     History,
     SaveQuery,
+    Review,
+    Feed,
+    Correct,
 }
 
 impl RequestKind {
@@ -101,6 +118,8 @@ impl View {
             View::Seed(_) => RequestKind::Seed,
             View::Lineage { .. } => RequestKind::Lineage,
             View::Entity(_) => RequestKind::Entity,
+            View::Review { .. } => RequestKind::Review,
+            View::Feed { .. } => RequestKind::Feed,
         }
     }
 }
@@ -113,6 +132,7 @@ impl Request {
             Request::Changes => RequestKind::Changes,
             Request::LoadHistory => RequestKind::History,
             Request::SaveQuery(_) => RequestKind::SaveQuery,
+            Request::Correct { .. } => RequestKind::Correct,
         }
     }
 }
@@ -177,6 +197,10 @@ pub enum Reply {
     Warm(WarmSignal),
     History(CallResult<Vec<String>>),
     QuerySaved(CallResult<()>),
+    Review(CallResult<Vec<ReviewRow>>),
+    Feed(CallResult<Vec<FeedItem>>),
+    /// What a correction recorded, or why the store refused it.
+    Corrected(CallResult<CorrectReport>),
 }
 
 impl Reply {
@@ -193,6 +217,9 @@ impl Reply {
             Reply::Changes(_) => RequestKind::Changes,
             Reply::History(_) => RequestKind::History,
             Reply::QuerySaved(_) => RequestKind::SaveQuery,
+            Reply::Review(_) => RequestKind::Review,
+            Reply::Feed(_) => RequestKind::Feed,
+            Reply::Corrected(_) => RequestKind::Correct,
             Reply::Opened { .. }
             | Reply::OpenFailed(_)
             | Reply::Progress(_)
@@ -233,6 +260,9 @@ impl Reply {
             Request::Changes => Reply::Changes(Err(error)),
             Request::LoadHistory => Reply::History(Err(error)),
             Request::SaveQuery(_) => Reply::QuerySaved(Err(error)),
+            Request::View(View::Review { .. }) => Reply::Review(Err(error)),
+            Request::View(View::Feed { .. }) => Reply::Feed(Err(error)),
+            Request::Correct { .. } => Reply::Corrected(Err(error)),
         }
     }
 }
