@@ -18,7 +18,7 @@ mod layout;
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use qdrant_client::qdrant::{
     CountPointsBuilder, CreateCollection, CreateCollectionBuilder,
@@ -83,9 +83,13 @@ const EXTRA_CANDIDATES: usize = 8;
 /// Tries of a write that failed in a way another try may not (a peer just went down, a
 /// replica being marked dead, a connection reset).
 const WRITE_ATTEMPTS: u32 = 4;
-/// Searches allowed to wait on the server at once; more fail at once instead of piling up
-/// blocked workers behind a server that stopped answering.
-const SEARCHES_IN_FLIGHT: usize = 2;
+/// Searches allowed to wait on the server at once, however healthy it looks: more fail at once
+/// instead of piling up blocked workers.
+const SEARCHES_IN_FLIGHT: usize = 64;
+/// A search waiting this long means the server has stopped answering (a healthy one answers in
+/// milliseconds, even under a team's load): new searches then fail at once while it waits,
+/// instead of piling up behind it.
+const STALLED_AFTER: Duration = Duration::from_millis(500);
 
 #[derive(Clone, Copy, Debug)]
 struct Timeouts {
@@ -155,11 +159,55 @@ fn sort_hits(hits: &mut [Scored]) {
 }
 
 /// Counts a search in flight for as long as it lives.
-struct InFlight<'a>(&'a AtomicUsize);
+/// The searches waiting on the server, by when each was sent (ids grow with time, so the
+/// first is the oldest).
+#[derive(Default)]
+struct Searching {
+    next: std::sync::atomic::AtomicU64,
+    waiting: std::sync::Mutex<std::collections::BTreeMap<u64, Instant>>,
+}
+
+impl Searching {
+    /// Counts a search in, or says why it may not be sent now.
+    fn enter(&self) -> Result<InFlight<'_>, String> {
+        let mut waiting = self
+            .waiting
+            .lock()
+            .map_err(|_| "the search counter's lock was poisoned".to_string())?;
+        if let Some((_, oldest)) = waiting.first_key_value()
+            && oldest.elapsed() >= STALLED_AFTER
+        {
+            return Err(format!(
+                "{} earlier searches are still waiting on Qdrant, one for {} ms; not sending another",
+                waiting.len(),
+                oldest.elapsed().as_millis()
+            ));
+        }
+        if waiting.len() >= SEARCHES_IN_FLIGHT {
+            return Err(format!(
+                "{} earlier searches are still waiting on Qdrant; not sending another",
+                waiting.len()
+            ));
+        }
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        waiting.insert(id, Instant::now());
+        Ok(InFlight {
+            searching: self,
+            id,
+        })
+    }
+}
+
+struct InFlight<'a> {
+    searching: &'a Searching,
+    id: u64,
+}
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        if let Ok(mut waiting) = self.searching.waiting.lock() {
+            waiting.remove(&self.id);
+        }
     }
 }
 
@@ -174,7 +222,7 @@ pub struct QdrantVectors {
     dimension: usize,
     store_id: String,
     layout: QdrantLayout,
-    searching: AtomicUsize,
+    searching: Searching,
     /// What the collection last said of the corrections it has read: what searches filter
     /// by, without asking the server before each.
     corrections_seen: std::sync::atomic::AtomicU64,
@@ -271,7 +319,7 @@ impl QdrantVectors {
             dimension,
             store_id: store_id.to_string(),
             layout: target.layout,
-            searching: AtomicUsize::new(0),
+            searching: Searching::default(),
             corrections_seen: std::sync::atomic::AtomicU64::new(0),
             rebuilt: None,
         };
@@ -642,13 +690,7 @@ impl QdrantVectors {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let waiting = self.searching.fetch_add(1, Ordering::SeqCst);
-        let _counted = InFlight(&self.searching);
-        if waiting >= SEARCHES_IN_FLIGHT {
-            return Err(self.fail(format!(
-                "{waiting} earlier searches are still waiting on Qdrant; not sending another"
-            )));
-        }
+        let _counted = self.searching.enter().map_err(|why| self.fail(why))?;
         let candidates = limit + EXTRA_CANDIDATES;
         let response = self.run_within(
             self.timeouts.search,
