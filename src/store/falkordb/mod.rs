@@ -137,9 +137,17 @@ impl FalkorStore {
         })
     }
 
+    /// Through Sentinel, the server requests go to now.
+    pub(crate) fn primary_address(&self) -> Option<String> {
+        self.primary.address()
+    }
+
     /// How errors name the server.
     fn server(&self) -> String {
-        format!("FalkorDB at {}", self.url.address())
+        match self.primary.address() {
+            Some(primary) => format!("FalkorDB at {primary} ({})", self.url.address()),
+            None => format!("FalkorDB at {}", self.url.address()),
+        }
     }
 
     pub fn url(&self) -> &FalkorUrl {

@@ -18,7 +18,11 @@ pub(super) const REPLICA_WAIT: Duration = Duration::from_secs(2);
 /// The current connection, and for Sentinel, how to find the next one.
 pub(super) struct Primary {
     connection: RwLock<ConnectionManager>,
+    /// Through Sentinel: the server it named last, `HOST:PORT`.
+    address: RwLock<Option<String>>,
     sentinel: Option<tokio::sync::Mutex<SentinelClient>>,
+    /// The name the Sentinels monitor the primary by.
+    name: String,
     config: ConnectionManagerConfig,
 }
 
@@ -33,7 +37,9 @@ impl Primary {
                 client,
                 config.clone(),
             )?),
+            address: RwLock::new(None),
             sentinel: None,
+            name: String::new(),
             config,
         })
     }
@@ -61,19 +67,30 @@ impl Primary {
             builder = builder.set_client_to_redis_password(password.expose());
         }
         let mut sentinel = builder.build()?;
-        let client = sentinel.async_get_client().await?;
+        let client = match sentinel.async_get_client().await {
+            Ok(client) => client,
+            Err(e) => return Err(explain(&mut sentinel, &set.primary, e).await),
+        };
+        let address = client.get_connection_info().addr().to_string();
         Ok(Primary {
             connection: RwLock::new(ConnectionManager::new_lazy_with_config(
                 client,
                 config.clone(),
             )?),
+            address: RwLock::new(Some(address)),
             sentinel: Some(tokio::sync::Mutex::new(sentinel)),
+            name: set.primary.clone(),
             config,
         })
     }
 
     pub(super) fn is_sentinel(&self) -> bool {
         self.sentinel.is_some()
+    }
+
+    /// Through Sentinel, the server requests go to now.
+    pub(super) fn address(&self) -> Option<String> {
+        self.address.read().ok().and_then(|a| a.clone())
     }
 
     pub(super) fn connection(&self) -> Option<ConnectionManager> {
@@ -86,12 +103,52 @@ impl Primary {
         let Some(sentinel) = &self.sentinel else {
             return Ok(());
         };
-        let client = sentinel.lock().await.async_get_client().await?;
+        let mut sentinel = sentinel.lock().await;
+        let client = match sentinel.async_get_client().await {
+            Ok(client) => client,
+            Err(e) => {
+                let name = self.name.clone();
+                return Err(explain(&mut sentinel, &name, e).await);
+            }
+        };
+        let address = client.get_connection_info().addr().to_string();
         let next = ConnectionManager::new_lazy_with_config(client, self.config.clone())?;
         if let Ok(mut connection) = self.connection.write() {
             *connection = next;
         }
+        if let Ok(mut named) = self.address.write() {
+            *named = Some(address);
+        }
         Ok(())
+    }
+}
+
+/// The redis client's "master not found" when the server the Sentinels name does not answer,
+/// said as it is: which address they name, and that it does not answer as a primary.
+async fn explain(
+    sentinel: &mut SentinelClient,
+    name: &str,
+    error: redis::RedisError,
+) -> redis::RedisError {
+    let Ok(client) = sentinel.async_get_sentinel_client().await else {
+        return error;
+    };
+    let Ok(mut connection) = client.get_multiplexed_async_connection().await else {
+        return error;
+    };
+    let named: redis::RedisResult<(String, u16)> = redis::cmd("SENTINEL")
+        .arg("GET-MASTER-ADDR-BY-NAME")
+        .arg(name)
+        .query_async(&mut connection)
+        .await;
+    match named {
+        Ok((host, port)) => redis::RedisError::from(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            format!(
+                "the Sentinels name {host}:{port} as the primary and it does not answer as one"
+            ),
+        )),
+        Err(_) => error,
     }
 }
 

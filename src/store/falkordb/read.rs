@@ -269,7 +269,10 @@ impl FalkorStore {
 
 impl MemoryStore for FalkorStore {
     fn describe(&self) -> String {
-        format!("FalkorDB ({})", self.url)
+        match self.primary_address() {
+            Some(primary) => format!("FalkorDB ({}, primary now {primary})", self.url),
+            None => format!("FalkorDB ({})", self.url),
+        }
     }
 
     fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError> {
