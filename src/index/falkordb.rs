@@ -89,6 +89,17 @@ impl FalkorVectors {
 }
 
 impl FalkorVectors {
+    /// A count the index's meta node keeps in `column` of `VECTOR_META` (0 when unset).
+    fn meta_count(&self, column: usize) -> Result<u64, IndexError> {
+        let rows = self.store.query(cypher::VECTOR_META, &[])?;
+        Ok(rows
+            .first()
+            .map(|r| r.opt_int(column))
+            .transpose()?
+            .flatten()
+            .map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
     /// Writes `rows` with `statement`, which also records the watermark it is given.
     fn write(
         &self,
@@ -153,13 +164,7 @@ impl VectorStore for FalkorVectors {
     }
 
     fn watermark(&self) -> Result<u64, IndexError> {
-        let rows = self.store.query(cypher::VECTOR_META, &[])?;
-        Ok(rows
-            .first()
-            .map(|r| r.opt_int(2))
-            .transpose()?
-            .flatten()
-            .map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+        self.meta_count(2)
     }
 
     fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {
@@ -167,13 +172,7 @@ impl VectorStore for FalkorVectors {
     }
 
     fn corrections_read(&self) -> Result<u64, IndexError> {
-        let rows = self.store.query(cypher::VECTOR_META, &[])?;
-        Ok(rows
-            .first()
-            .map(|r| r.opt_int(3))
-            .transpose()?
-            .flatten()
-            .map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+        self.meta_count(3)
     }
 
     fn append_versions(&self, rows: &[VectorRow], corrections: u64) -> Result<(), IndexError> {

@@ -163,8 +163,13 @@ fn sort_hits(hits: &mut [Scored]) {
 /// first is the oldest).
 #[derive(Default)]
 struct Searching {
-    next: std::sync::atomic::AtomicU64,
-    waiting: std::sync::Mutex<std::collections::BTreeMap<u64, Instant>>,
+    waiting: std::sync::Mutex<Waiting>,
+}
+
+#[derive(Default)]
+struct Waiting {
+    next: u64,
+    sent: std::collections::BTreeMap<u64, Instant>,
 }
 
 impl Searching {
@@ -174,23 +179,24 @@ impl Searching {
             .waiting
             .lock()
             .map_err(|_| "the search counter's lock was poisoned".to_string())?;
-        if let Some((_, oldest)) = waiting.first_key_value()
+        if let Some((_, oldest)) = waiting.sent.first_key_value()
             && oldest.elapsed() >= STALLED_AFTER
         {
             return Err(format!(
                 "{} earlier searches are still waiting on Qdrant, one for {} ms; not sending another",
-                waiting.len(),
+                waiting.sent.len(),
                 oldest.elapsed().as_millis()
             ));
         }
-        if waiting.len() >= SEARCHES_IN_FLIGHT {
+        if waiting.sent.len() >= SEARCHES_IN_FLIGHT {
             return Err(format!(
                 "{} earlier searches are still waiting on Qdrant; not sending another",
-                waiting.len()
+                waiting.sent.len()
             ));
         }
-        let id = self.next.fetch_add(1, Ordering::SeqCst);
-        waiting.insert(id, Instant::now());
+        let id = waiting.next;
+        waiting.next += 1;
+        waiting.sent.insert(id, Instant::now());
         Ok(InFlight {
             searching: self,
             id,
@@ -206,7 +212,7 @@ struct InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         if let Ok(mut waiting) = self.searching.waiting.lock() {
-            waiting.remove(&self.id);
+            waiting.sent.remove(&self.id);
         }
     }
 }

@@ -18,12 +18,17 @@ pub(super) const REPLICA_WAIT: Duration = Duration::from_secs(2);
 /// The current connection, and for Sentinel, how to find the next one.
 pub(super) struct Primary {
     connection: RwLock<ConnectionManager>,
-    /// Through Sentinel: the server it named last, `HOST:PORT`.
-    address: RwLock<Option<String>>,
-    sentinel: Option<tokio::sync::Mutex<SentinelClient>>,
-    /// The name the Sentinels monitor the primary by.
-    name: String,
+    sentinel: Option<Sentinels>,
     config: ConnectionManagerConfig,
+}
+
+/// How to find the primary again after a failover.
+struct Sentinels {
+    client: tokio::sync::Mutex<SentinelClient>,
+    /// The name they monitor the primary by.
+    name: String,
+    /// The server they named last, `HOST:PORT`.
+    named: RwLock<String>,
 }
 
 impl Primary {
@@ -37,9 +42,7 @@ impl Primary {
                 client,
                 config.clone(),
             )?),
-            address: RwLock::new(None),
             sentinel: None,
-            name: String::new(),
             config,
         })
     }
@@ -77,9 +80,11 @@ impl Primary {
                 client,
                 config.clone(),
             )?),
-            address: RwLock::new(Some(address)),
-            sentinel: Some(tokio::sync::Mutex::new(sentinel)),
-            name: set.primary.clone(),
+            sentinel: Some(Sentinels {
+                client: tokio::sync::Mutex::new(sentinel),
+                name: set.primary.clone(),
+                named: RwLock::new(address),
+            }),
             config,
         })
     }
@@ -90,7 +95,8 @@ impl Primary {
 
     /// Through Sentinel, the server requests go to now.
     pub(super) fn address(&self) -> Option<String> {
-        self.address.read().ok().and_then(|a| a.clone())
+        let sentinels = self.sentinel.as_ref()?;
+        sentinels.named.read().ok().map(|a| a.clone())
     }
 
     pub(super) fn connection(&self) -> Option<ConnectionManager> {
@@ -100,24 +106,21 @@ impl Primary {
     /// Asks the Sentinels where the primary is now and connects there. Until Sentinel has
     /// promoted a replica it names the old primary, and requests keep failing as before.
     pub(super) async fn follow(&self) -> redis::RedisResult<()> {
-        let Some(sentinel) = &self.sentinel else {
+        let Some(sentinels) = &self.sentinel else {
             return Ok(());
         };
-        let mut sentinel = sentinel.lock().await;
-        let client = match sentinel.async_get_client().await {
-            Ok(client) => client,
-            Err(e) => {
-                let name = self.name.clone();
-                return Err(explain(&mut sentinel, &name, e).await);
-            }
+        let mut client = sentinels.client.lock().await;
+        let primary = match client.async_get_client().await {
+            Ok(primary) => primary,
+            Err(e) => return Err(explain(&mut client, &sentinels.name, e).await),
         };
-        let address = client.get_connection_info().addr().to_string();
-        let next = ConnectionManager::new_lazy_with_config(client, self.config.clone())?;
+        let address = primary.get_connection_info().addr().to_string();
+        let next = ConnectionManager::new_lazy_with_config(primary, self.config.clone())?;
         if let Ok(mut connection) = self.connection.write() {
             *connection = next;
         }
-        if let Ok(mut named) = self.address.write() {
-            *named = Some(address);
+        if let Ok(mut named) = sentinels.named.write() {
+            *named = address;
         }
         Ok(())
     }
