@@ -1302,3 +1302,44 @@ fn with_minilm_vectors_a_restore_embeds_nothing() {
     );
     assert_eq!(std::fs::read(&again).unwrap(), bytes);
 }
+
+/// A file that passes every check of its own but that the store refuses part way (an
+/// episode that rewrites one written before it, with tens of thousands of records still to come):
+/// the store's refusal is what is said, and nothing is written.
+#[test]
+fn a_file_the_store_refuses_part_way_writes_nothing_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = EmbeddedStore::open(&dir.path().join("a")).unwrap();
+    common::ingest_at(
+        &a,
+        &[common::record("A", "2026-01-01T00:00:00Z")],
+        "2026-01-02T00:00:00Z",
+    )
+    .unwrap();
+    let mut later = vec![common::record("B", "2026-01-03T00:00:00Z")];
+    later.extend((0..10_000).map(|i| common::record(&format!("C{i:05}"), "2026-01-03T00:00:00Z")));
+    common::ingest_at(&a, &later, "2026-01-04T00:00:00Z").unwrap();
+    // B's lines renamed A: in (ingested_at, fingerprint) order still, but a second A.
+    let lines: Vec<Vec<u8>> = lines_of(&export_bytes(&a, None))
+        .into_iter()
+        .map(|l| {
+            String::from_utf8(l)
+                .unwrap()
+                .replace(
+                    "\"incident_fingerprint\":\"B\"",
+                    "\"incident_fingerprint\":\"A\"",
+                )
+                .replace("\"episode\":\"B\"", "\"episode\":\"A\"")
+                .into_bytes()
+        })
+        .collect();
+    let file = dir.path().join("twice.ndjson");
+    std::fs::write(&file, with_trailer_sha(&lines)).unwrap();
+    let b = EmbeddedStore::open(&dir.path().join("b")).unwrap();
+    let err = restore_file(&b, &file).unwrap_err().to_string();
+    assert!(
+        err.contains("\"A\"") && !err.contains("stopped"),
+        "the store's own refusal: {err}"
+    );
+    assert_eq!(b.stats().unwrap().episodes, 0, "nothing was written");
+}

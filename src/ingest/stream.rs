@@ -182,7 +182,9 @@ pub fn write_file(
         code_units: checked.code_units.clone(),
         ..WriteBatch::default()
     };
-    store.apply_chunks(&tail, &mut source).map_err(rejection)
+    store
+        .apply_chunks(&mut || Ok(tail.clone()), &mut source)
+        .map_err(rejection)
 }
 
 fn changed(name: &str) -> StoreError {

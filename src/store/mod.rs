@@ -17,6 +17,10 @@ use crate::model::{
 
 pub use error::{StoreError, free_bytes, is_disk_full};
 
+/// What a batch written in chunks ends with, asked for after its last chunk (see
+/// [`MemoryStore::apply_chunks`]).
+pub type TailSource<'a> = dyn FnMut() -> Result<WriteBatch, StoreError> + 'a;
+
 /// Hands the items of one batch, chunk by chunk, to the sink it is given.
 pub type ChunkSource<'a> = dyn FnMut(&mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>) -> Result<(), StoreError>
     + 'a;
@@ -110,6 +114,17 @@ pub struct LogPage {
     pub last: u64,
 }
 
+/// A page of the ingest log's episode keys ([`MemoryStore::episode_keys_since`]).
+#[derive(Debug, Default)]
+pub struct KeyPage {
+    /// (ingested_at, incident_fingerprint) of each episode the page covers.
+    pub keys: Vec<(Timestamp, String)>,
+    /// Rows of the log whose episode cannot be read, with why.
+    pub unreadable: Vec<(u64, StoreError)>,
+    /// The last sequence the page covers, read or not; 0 for an empty page.
+    pub last: u64,
+}
+
 /// The result of a full consistency check.
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct IntegrityReport {
@@ -140,27 +155,32 @@ pub trait MemoryStore: Send + Sync {
     fn apply(&self, batch: &WriteBatch) -> Result<ApplyReport, StoreError>;
 
     /// Writes one batch whose items arrive in chunks, as atomically as [`Self::apply`]: `items`
-    /// hands each chunk to the sink it is given, and a refusal, or an error from `items`,
-    /// writes nothing. A store that can hold a transaction open writes each chunk as it comes,
-    /// so a big file never has to be in memory whole; the others gather the chunks first.
-    /// `tail` is written with the last chunk: its code units, skill versions and restored
-    /// versions of corrected records (its items are ignored).
+    /// hands each chunk to the sink it is given, and a refusal, or an error from `items` or
+    /// `tail`, writes nothing. A store that can hold a transaction open writes each chunk as it
+    /// comes, so a big file never has to be in memory whole; the others gather the chunks
+    /// first. `tail` is asked for after the last chunk and written with it: its code units,
+    /// skill versions and restored versions of corrected records (its items are ignored).
     fn apply_chunks(
         &self,
-        tail: &WriteBatch,
+        tail: &mut TailSource<'_>,
         items: &mut ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
-        let mut batch = WriteBatch {
-            items: Vec::new(),
-            code_units: tail.code_units.clone(),
-            skill_versions: tail.skill_versions.clone(),
-            restored_versions: tail.restored_versions.clone(),
-        };
+        let mut gathered = Vec::new();
         items(&mut |chunk| {
-            batch.items.extend(chunk);
+            gathered.extend(chunk);
             Ok(())
         })?;
+        let batch = WriteBatch {
+            items: gathered,
+            ..tail()?
+        };
         self.apply(&batch)
+    }
+
+    /// Whether [`Self::apply_chunks`] writes in one transaction that an error from `tail`
+    /// still undoes whole: its input may then be checked while it is written.
+    fn chunks_in_one_transaction(&self) -> bool {
+        false
     }
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError>;
@@ -294,6 +314,20 @@ pub trait MemoryStore: Send + Sync {
     /// the episodes in the order the store learned of them, and the rows whose episode cannot
     /// be read. How derived indexes and live views catch up.
     fn episodes_since(&self, after: u64, limit: usize) -> Result<LogPage, StoreError>;
+
+    /// [`Self::episodes_since`] without the episodes' texts: what orders an export.
+    fn episode_keys_since(&self, after: u64, limit: usize) -> Result<KeyPage, StoreError> {
+        let page = self.episodes_since(after, limit)?;
+        Ok(KeyPage {
+            keys: page
+                .episodes
+                .into_iter()
+                .map(|(_, e)| (e.ingested_at, e.incident_fingerprint))
+                .collect(),
+            unreadable: page.unreadable,
+            last: page.last,
+        })
+    }
 
     /// Compact links from an entity to the episodes with a fact about it, for traversal.
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError>;

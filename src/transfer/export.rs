@@ -80,12 +80,12 @@ pub fn for_each_record(
     store: &dyn MemoryStore,
     known_at: Option<Timestamp>,
     vectors: Option<&dyn VectorStore>,
-    emit: &mut dyn FnMut(&Record) -> Result<(), TransferError>,
+    emit: &mut dyn FnMut(Record) -> Result<(), TransferError>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<(), TransferError> {
     let known = |t: Timestamp| known_at.is_none_or(|k| t <= k);
     for unit in store.code_units()? {
-        emit(&Record::CodeUnit(unit))?;
+        emit(Record::CodeUnit(unit))?;
     }
     let (mut keys, total) = episode_keys(store, known_at)?;
     let mut done = 0u64;
@@ -130,9 +130,9 @@ pub fn for_each_record(
             })?;
             let mut episode = episode;
             let versions = std::mem::take(&mut episode.versions);
-            emit(&Record::Episode(episode))?;
+            emit(Record::Episode(episode))?;
             for v in versions.into_iter().filter(|v| known(v.known_from)) {
-                emit(&Record::EpisodeVersion(EpisodeVersionRecord::new(fp, v)))?;
+                emit(Record::EpisodeVersion(EpisodeVersionRecord::new(fp, v)))?;
             }
             let mut of_episode = facts.remove(fp).unwrap_or_default();
             of_episode.sort_by(|a, b| (a.relation, &a.entity).cmp(&(b.relation, &b.entity)));
@@ -145,8 +145,8 @@ pub fn for_each_record(
                     .filter(|v| known(v.known_from))
                     .map(|v| Record::FactVersion(FactVersionRecord::new(&fact, v)))
                     .collect();
-                emit(&Record::Fact(fact))?;
-                for v in &versions {
+                emit(Record::Fact(fact))?;
+                for v in versions {
                     emit(v)?;
                 }
             }
@@ -158,13 +158,13 @@ pub fn for_each_record(
                     .filter(|r| known(r.recorded_at))
                     .map(|r| Record::Review(ReviewRecord::new(&s, r)))
                     .collect();
-                emit(&Record::Supersession(s))?;
-                for r in &reviews {
+                emit(Record::Supersession(s))?;
+                for r in reviews {
                     emit(r)?;
                 }
             }
             if let Some(v) = stored_vectors.get(fp.as_str()) {
-                emit(&Record::Vector(VectorRecord::new(fp, v)))?;
+                emit(Record::Vector(VectorRecord::new(fp, v)))?;
             }
         }
         store.release_mapped_pages();
@@ -176,21 +176,21 @@ pub fn for_each_record(
     }
     for entity in store.entity_records()? {
         if known(entity.ingested_at) {
-            emit(&Record::Entity(entity))?;
+            emit(Record::Entity(entity))?;
         }
     }
     let mut skills = store.skills()?;
     skills.sort_by(|a, b| (&a.name, a.version).cmp(&(&b.name, b.version)));
     for skill in skills {
         if known(skill.recorded_at) {
-            emit(&Record::Skill(skill))?;
+            emit(Record::Skill(skill))?;
         }
     }
     let mut corrections = store.corrections()?;
     corrections.sort_by_key(|c| c.sequence);
     for c in corrections {
         if known(c.recorded_at) {
-            emit(&Record::Correction(c))?;
+            emit(Record::Correction(c))?;
         }
     }
     Ok(())
@@ -215,19 +215,19 @@ fn episode_keys(
     let mut keys = KeySorter::default();
     let mut after = 0;
     loop {
-        let page = store.episodes_since(after, LOG_PAGE)?;
+        let page = store.episode_keys_since(after, LOG_PAGE)?;
         if let Some((seq, e)) = page.unreadable.into_iter().next() {
             return Err(TransferError::Export(format!(
                 "row {seq} of the ingest log cannot be read ({e}); an export would lose it \
                  (run `strata check`)"
             )));
         }
-        if page.episodes.is_empty() && page.last <= after {
+        if page.keys.is_empty() && page.last <= after {
             break;
         }
-        for (_, e) in page.episodes {
-            if known_at.is_none_or(|k| e.ingested_at <= k) {
-                keys.push((e.ingested_at, e.incident_fingerprint))?;
+        for (ingested_at, fingerprint) in page.keys {
+            if known_at.is_none_or(|k| ingested_at <= k) {
+                keys.push((ingested_at, fingerprint))?;
             }
         }
         store.release_mapped_pages();
@@ -263,26 +263,30 @@ pub fn export(
         .tempfile_in(&body_dir)
         .map_err(TransferError::io(&body_dir))?;
     let body_path = body.path().to_path_buf();
-    let mut counts = Counts::default();
-    {
-        let mut w = BufWriter::with_capacity(1 << 20, body.as_file());
-        for_each_record(
-            store,
-            options.known_at,
-            options.vectors.as_ref().map(|v| &*v.index),
-            &mut |record| {
-                counts.add(record);
-                let content = record
-                    .content()
+    let file = body.as_file();
+    let counts = records_in_parallel(
+        store,
+        options.known_at,
+        options.vectors.as_ref().map(|v| &*v.index),
+        |records| {
+            let mut counts = Counts::default();
+            let mut w = BufWriter::with_capacity(1 << 20, file);
+            let mut content = Vec::with_capacity(4096);
+            for record in records {
+                counts.add(&record);
+                content.clear();
+                record
+                    .content_into(&mut content)
                     .map_err(|e| TransferError::Export(e.to_string()))?;
+                content.push(b'\n');
                 w.write_all(&content)
-                    .and_then(|()| w.write_all(b"\n"))
-                    .map_err(TransferError::io(&body_path))
-            },
-            progress,
-        )?;
-        w.flush().map_err(TransferError::io(&body_path))?;
-    }
+                    .map_err(TransferError::io(&body_path))?;
+            }
+            w.flush().map_err(TransferError::io(&body_path))?;
+            Ok(counts)
+        },
+        progress,
+    )?;
     let header = Record::Header(Header {
         format: FORMAT.to_string(),
         format_version: FORMAT_VERSION,
@@ -321,7 +325,8 @@ pub fn export(
     }
 }
 
-/// Header, the body's lines each with its chain, trailer.
+/// Header, the body's lines each with its chain, trailer. The lines are framed and written
+/// here while another thread hashes them.
 fn assemble(
     header: &Record,
     counts: Counts,
@@ -337,26 +342,53 @@ fn assemble(
     let mut chain = format::frame(&content, 0, &mut line);
     let mut bytes = line.len() as u64;
     w.write_all(&line).map_err(TransferError::io(out_path))?;
-    let mut sha = Sha256::new();
-    let mut reader = BufReader::with_capacity(1 << 20, body);
-    let mut content = Vec::with_capacity(4096);
-    loop {
-        content.clear();
-        let n = reader
-            .read_until(b'\n', &mut content)
-            .map_err(TransferError::io(body_path))?;
-        if n == 0 {
-            break;
+    let (sha, chain) = std::thread::scope(|scope| -> Result<(Sha256, u64), TransferError> {
+        let (blocks, hashed) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(4);
+        let hasher = scope.spawn(move || {
+            let mut sha = Sha256::new();
+            for block in hashed {
+                sha.update(&*block);
+            }
+            sha
+        });
+        let mut reader = BufReader::with_capacity(1 << 20, body);
+        let mut content = Vec::with_capacity(4096);
+        let mut block = Vec::with_capacity(BLOCK + 4096);
+        let mut hand_over = |block: Vec<u8>| -> Result<(), TransferError> {
+            let block = Arc::new(block);
+            w.write_all(&block).map_err(TransferError::io(out_path))?;
+            blocks
+                .send(block)
+                .map_err(|_| TransferError::Export("the hashing thread stopped".into()))
+        };
+        loop {
+            content.clear();
+            let n = reader
+                .read_until(b'\n', &mut content)
+                .map_err(TransferError::io(body_path))?;
+            if n == 0 {
+                break;
+            }
+            if content.last() == Some(&b'\n') {
+                content.pop();
+            }
+            chain = format::frame(&content, chain, &mut block);
+            if block.len() >= BLOCK {
+                bytes += block.len() as u64;
+                hand_over(std::mem::replace(
+                    &mut block,
+                    Vec::with_capacity(BLOCK + 4096),
+                ))?;
+            }
         }
-        if content.last() == Some(&b'\n') {
-            content.pop();
-        }
-        line.clear();
-        chain = format::frame(&content, chain, &mut line);
-        sha.update(&line);
-        bytes += line.len() as u64;
-        w.write_all(&line).map_err(TransferError::io(out_path))?;
-    }
+        bytes += block.len() as u64;
+        hand_over(block)?;
+        drop(blocks);
+        let sha = hasher
+            .join()
+            .map_err(|_| TransferError::Export("the hashing thread panicked".into()))?;
+        Ok((sha, chain))
+    })?;
     let sha256 = format::sha256_hex(sha);
     let trailer = Record::Trailer(Trailer {
         counts,
@@ -373,5 +405,54 @@ fn assemble(
         counts,
         sha256,
         bytes,
+    })
+}
+
+/// Framed lines handed to the hashing thread at a time.
+const BLOCK: usize = 1 << 20;
+
+/// Records handed from the store's reader to the consumer at a time.
+const HANDOFF: usize = 1_024;
+
+/// [`for_each_record`] on this thread while `consume` takes the records, in order, on
+/// another: reading the store and encoding the records use a core each. An error of
+/// either stops both; the reader's is returned unless the consumer stopped first.
+pub fn records_in_parallel<T: Send>(
+    store: &dyn MemoryStore,
+    known_at: Option<Timestamp>,
+    vectors: Option<&dyn VectorStore>,
+    consume: impl FnOnce(&mut dyn Iterator<Item = Record>) -> Result<T, TransferError> + Send,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<T, TransferError> {
+    std::thread::scope(|scope| {
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<Record>>(8);
+        let consumer = scope.spawn(move || consume(&mut received.into_iter().flatten()));
+        let mut batch = Vec::with_capacity(HANDOFF);
+        let mut consumer_gone = false;
+        let send = |batch: Vec<Record>, consumer_gone: &mut bool| {
+            batches.send(batch).map_err(|_| {
+                *consumer_gone = true;
+                TransferError::Export("the records' consumer stopped".into())
+            })
+        };
+        let mut emit = |record: Record| {
+            batch.push(record);
+            if batch.len() == HANDOFF {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(HANDOFF));
+                send(full, &mut consumer_gone)?;
+            }
+            Ok(())
+        };
+        let read = for_each_record(store, known_at, vectors, &mut emit, progress);
+        let read = read.and_then(|()| send(std::mem::take(&mut batch), &mut consumer_gone));
+        drop(batches);
+        let consumed = consumer
+            .join()
+            .map_err(|_| TransferError::Export("the records' consumer panicked".into()))?;
+        match read {
+            Err(e) if !consumer_gone => Err(e),
+            Err(e) => consumed.and(Err(e)),
+            Ok(()) => consumed,
+        }
     })
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::TransferError;
-use super::export::for_each_record;
+use super::export::records_in_parallel;
 use super::format::{self, Counts, FORMAT, FORMAT_VERSION, Header, Record, Trailer};
 use crate::correct::Plan;
 use crate::learning::{CodeUnit, Skill};
@@ -104,7 +104,7 @@ impl Lines {
             return Ok(None);
         }
         let content = &self.content;
-        let record: Record = serde_json::from_slice(content).map_err(|e| {
+        let record = Record::parse(content).map_err(|e| {
             let kind = serde_json::from_slice::<serde_json::Value>(content)
                 .ok()
                 .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
@@ -215,6 +215,18 @@ fn too_long(what: &str, value: &str) -> Option<String> {
 /// records, each record's keys, the times against the header's `known_at`, the counts and
 /// the SHA-256 in the trailer. Nothing is written.
 pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
+    check_and_forward(path, None)
+}
+
+/// Records [`check_and_forward`] hands on as it checks them, with their line.
+type Forward<'a> = dyn FnMut(u64, Record) -> Result<(), TransferError> + Send + 'a;
+
+/// [`check_file`], handing each episode, fact and supersession to `forward` once it has
+/// been checked (the rest is gathered in [`Checked`]).
+fn check_and_forward(
+    path: &Path,
+    mut forward: Option<&mut Forward<'_>>,
+) -> Result<Checked, TransferError> {
     let name = path.display().to_string();
     let mut lines = Lines::open(path, &name)?;
     let header = lines.header()?;
@@ -294,19 +306,19 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
             *last = Some(from);
             Ok(())
         };
-        match record {
+        match &record {
             Record::CodeUnit(u) => {
                 if last_unit.as_ref().is_some_and(|l| *l >= u.embedding_ref) {
                     return Err(bad("code units are not in embedding_ref order".into()));
                 }
                 last_unit = Some(u.embedding_ref.clone());
-                code_units.push((format!("{name}:{at}"), u));
+                code_units.push((format!("{name}:{at}"), u.clone()));
             }
             Record::Episode(e) => {
                 if let Some(m) = too_long("incident_fingerprint", &e.incident_fingerprint) {
                     return Err(bad(m));
                 }
-                let key = (e.ingested_at, e.incident_fingerprint);
+                let key = (e.ingested_at, e.incident_fingerprint.clone());
                 if episode
                     .as_ref()
                     .is_some_and(|p| p.cmp(&key) != Ordering::Less)
@@ -423,7 +435,7 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 if !known(c.recorded_at) {
                     return Err(bad("recorded_at is after the header's known_at".into()));
                 }
-                versions.records.push(c);
+                versions.records.push(c.clone());
             }
             Record::Fact(f) => {
                 let Some((at_ep, fp)) = &episode else {
@@ -442,7 +454,7 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                     )));
                 }
                 f.entity.validate().map_err(|e| bad(e.to_string()))?;
-                let key = (f.relation, f.entity);
+                let key = (f.relation, f.entity.clone());
                 if last_fact.as_ref().is_some_and(|l| *l >= key) {
                     return Err(bad("facts are not in (relation, entity) order".into()));
                 }
@@ -469,7 +481,7 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                     )));
                 }
                 s.entity.validate().map_err(|e| bad(e.to_string()))?;
-                let key = (s.prior, s.entity);
+                let key = (s.prior.clone(), s.entity.clone());
                 if last_lineage.as_ref().is_some_and(|l| *l >= key) {
                     return Err(bad("supersessions are not in (prior, entity) order".into()));
                 }
@@ -488,7 +500,7 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                 if !known(e.ingested_at) {
                     return Err(bad("ingested_at is after the header's known_at".into()));
                 }
-                last_entity = Some(e.key);
+                last_entity = Some(e.key.clone());
             }
             Record::Skill(s) => {
                 if let Some(m) = too_long("skill name", &s.name) {
@@ -502,9 +514,17 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
                     return Err(bad("recorded_at is after the header's known_at".into()));
                 }
                 last_skill = Some(key);
-                skills.push((at, s));
+                skills.push((at, s.clone()));
             }
             Record::Header(_) | Record::Trailer(_) => {}
+        }
+        if let Some(forward) = forward.as_mut()
+            && matches!(
+                record,
+                Record::Episode(_) | Record::Fact(_) | Record::Supersession(_)
+            )
+        {
+            forward(at, record)?;
         }
     };
     let at = lines.line;
@@ -549,39 +569,43 @@ pub fn check_file(path: &Path) -> Result<Checked, TransferError> {
     })
 }
 
-/// The file's episodes as the batch items that write them, chunk by chunk, each with the
-/// knowledge time it was exported with. The file is checked again as it is read: one changed
-/// since [`check_file`] stops the batch, which then writes nothing (on FalkorDB, nothing
-/// more).
-fn feed(
-    path: &Path,
-    origin: &str,
-    checked: &Checked,
-    sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
-    let changed = || StoreError::Changed {
-        file: path.display().to_string(),
-    };
-    let mut lines = Lines::open(path, origin).map_err(|_| changed())?;
-    lines.header().map_err(|_| changed())?;
-    let mut chunk: Vec<BatchItem> = Vec::with_capacity(CHUNK);
-    let mut current: Option<BatchItem> = None;
-    loop {
-        let record = lines.next_record().map_err(|_| changed())?;
-        let record = match record {
-            None => return Err(changed()),
-            Some(r) => r,
-        };
+/// The batch items a restore writes, built from the file's episodes, facts and
+/// supersessions in file order, handed on chunk by chunk.
+struct Items<'a> {
+    origin: &'a str,
+    chunk: Vec<BatchItem>,
+    current: Option<BatchItem>,
+}
+
+impl<'a> Items<'a> {
+    fn new(origin: &'a str) -> Self {
+        Items {
+            origin,
+            chunk: Vec::with_capacity(CHUNK),
+            current: None,
+        }
+    }
+
+    /// Adds the record on `line` (other kinds are not items and are passed over).
+    fn add(
+        &mut self,
+        line: u64,
+        record: Record,
+        sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         match record {
             Record::Episode(e) => {
-                if let Some(done) = current.take() {
-                    chunk.push(done);
-                    if chunk.len() == CHUNK {
-                        sink(std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK)))?;
+                if let Some(done) = self.current.take() {
+                    self.chunk.push(done);
+                    if self.chunk.len() == CHUNK {
+                        sink(std::mem::replace(
+                            &mut self.chunk,
+                            Vec::with_capacity(CHUNK),
+                        ))?;
                     }
                 }
-                current = Some(BatchItem {
-                    origin: format!("{origin}:{}", lines.line),
+                self.current = Some(BatchItem {
+                    origin: format!("{}:{line}", self.origin),
                     ingested_at: KnowledgeTime::At(e.ingested_at),
                     draft: EpisodeDraft {
                         incident_fingerprint: e.incident_fingerprint,
@@ -597,7 +621,7 @@ fn feed(
                 });
             }
             Record::Fact(f) => {
-                if let Some(item) = current.as_mut() {
+                if let Some(item) = self.current.as_mut() {
                     item.draft.facts.push(FactDraft {
                         relation: f.relation,
                         entity: f.entity,
@@ -612,7 +636,7 @@ fn feed(
                 }
             }
             Record::Supersession(s) => {
-                if let Some(item) = current.as_mut() {
+                if let Some(item) = self.current.as_mut() {
                     item.draft.supersedes.push(SupersedeDraft {
                         prior: s.prior,
                         entity: s.entity,
@@ -620,28 +644,52 @@ fn feed(
                     });
                 }
             }
-            Record::Trailer(t) => {
-                if t != checked.trailer || format::sha256_hex(lines.sha.clone()) != t.sha256 {
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.chunk.extend(self.current.take());
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        sink(self.chunk)
+    }
+}
+
+/// The file's episodes as the batch items that write them, chunk by chunk, each with the
+/// knowledge time it was exported with. The file is checked again as it is read: one changed
+/// since [`check_file`] stops the batch, which then writes nothing (on FalkorDB, nothing
+/// more).
+fn feed(
+    path: &Path,
+    origin: &str,
+    expected: &Trailer,
+    sink: &mut dyn FnMut(Vec<BatchItem>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let changed = || StoreError::Changed {
+        file: path.display().to_string(),
+    };
+    let mut lines = Lines::open(path, origin).map_err(|_| changed())?;
+    lines.header().map_err(|_| changed())?;
+    let mut items = Items::new(origin);
+    loop {
+        match lines.next_record().map_err(|_| changed())? {
+            None => return Err(changed()),
+            Some(Record::Trailer(t)) => {
+                if *expected != t || format::sha256_hex(lines.sha.clone()) != t.sha256 {
                     return Err(changed());
                 }
                 break;
             }
-            Record::CodeUnit(_)
-            | Record::Entity(_)
-            | Record::Skill(_)
-            | Record::Header(_)
-            | Record::EpisodeVersion(_)
-            | Record::FactVersion(_)
-            | Record::Review(_)
-            | Record::Vector(_)
-            | Record::Correction(_) => {}
+            Some(record) => items.add(lines.line, record, sink)?,
         }
     }
-    chunk.extend(current);
-    if !chunk.is_empty() {
-        sink(chunk)?;
-    }
-    Ok(())
+    items.finish(sink)
 }
 
 /// The name a restore's batch is known by in the store (a FalkorDB restore's marker): the
@@ -674,10 +722,14 @@ pub fn restore(
     options: RestoreOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RestoreReport, TransferError> {
-    let checked = check_file(path)?;
     let origin = origin_of(path);
+    let held = contents(store)?;
+    if held.is_none() && store.chunks_in_one_transaction() {
+        return restore_checking_as_written(store, path, &origin, progress);
+    }
+    let checked = check_file(path)?;
     let mut outcome = "restored";
-    if let Some(what) = contents(store)? {
+    if let Some(what) = held {
         if store.unfinished_batches()?.contains(&origin) {
             outcome = "resumed";
         } else if options.merge {
@@ -702,19 +754,9 @@ pub fn restore(
         }
     }
     let total = checked.header.counts.episodes;
-    let tail = WriteBatch {
-        items: Vec::new(),
-        code_units: checked.code_units.clone(),
-        skill_versions: checked
-            .skills
-            .iter()
-            .map(|(line, s)| (format!("{origin}:{line}"), s.clone()))
-            .collect(),
-        restored_versions: checked.versions.clone(),
-    };
     let mut fed = 0u64;
-    let applied = store.apply_chunks(&tail, &mut |sink| {
-        feed(path, &origin, &checked, &mut |chunk| {
+    let applied = store.apply_chunks(&mut || Ok(tail_of(&checked, &origin)), &mut |sink| {
+        feed(path, &origin, &checked.trailer, &mut |chunk| {
             fed += chunk.len() as u64;
             sink(chunk)?;
             progress(fed, total);
@@ -733,6 +775,129 @@ pub fn restore(
         vectors: checked.header.vectors,
     })
 }
+
+/// What a restore writes with its last chunk: the records [`check_file`] gathered.
+fn tail_of(checked: &Checked, origin: &str) -> WriteBatch {
+    WriteBatch {
+        items: Vec::new(),
+        code_units: checked.code_units.clone(),
+        skill_versions: checked
+            .skills
+            .iter()
+            .map(|(line, s)| (format!("{origin}:{line}"), s.clone()))
+            .collect(),
+        restored_versions: checked.versions.clone(),
+    }
+}
+
+/// A restore into an empty store that writes in one transaction: the file is read and
+/// checked whole on another thread, which hands each checked episode on to be written here;
+/// the transaction ends only once the whole file has passed, so a refused file still writes
+/// nothing. Then the store is read back and compared with the file.
+fn restore_checking_as_written(
+    store: &dyn MemoryStore,
+    path: &Path,
+    origin: &str,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<RestoreReport, TransferError> {
+    let name = path.display().to_string();
+    // The header first: a file of a newer format is refused before anything else is read.
+    let header = Lines::open(path, &name)?.header()?;
+    let total = header.counts.episodes;
+    let mut checked: Option<Checked> = None;
+    let mut refused: Option<TransferError> = None;
+    let writer_gone = &std::sync::atomic::AtomicBool::new(false);
+    let applied = std::thread::scope(|scope| {
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<(u64, Record)>>(8);
+        let mut checking = Some(scope.spawn(move || {
+            let mut batch = Vec::with_capacity(HANDOFF);
+            let stopped = || {
+                writer_gone.store(true, std::sync::atomic::Ordering::Relaxed);
+                TransferError::Export("the restore stopped writing".into())
+            };
+            let checked = check_and_forward(
+                path,
+                Some(&mut |line, record| {
+                    batch.push((line, record));
+                    if batch.len() == HANDOFF {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(HANDOFF));
+                        batches.send(full).map_err(|_| stopped())?;
+                    }
+                    Ok(())
+                }),
+            )?;
+            batches.send(batch).map_err(|_| stopped())?;
+            Ok::<_, TransferError>(checked)
+        }));
+        let mut fed = 0u64;
+        let result = store.apply_chunks(
+            &mut || {
+                let done = checking
+                    .take()
+                    .ok_or_else(|| StoreError::Internal("the tail was asked for twice".into()))?
+                    .join()
+                    .map_err(|_| StoreError::Internal("checking the file panicked".into()))?;
+                match done {
+                    Ok(c) => {
+                        let tail = tail_of(&c, origin);
+                        checked = Some(c);
+                        Ok(tail)
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        refused = Some(e);
+                        Err(StoreError::Internal(message))
+                    }
+                }
+            },
+            &mut |sink| {
+                let mut items = Items::new(origin);
+                let mut counted = |chunk: Vec<BatchItem>| {
+                    fed += chunk.len() as u64;
+                    sink(chunk)?;
+                    progress(fed, total);
+                    Ok(())
+                };
+                for batch in received.iter() {
+                    for (line, record) in batch {
+                        items.add(line, record, &mut counted)?;
+                    }
+                }
+                items.finish(&mut counted)
+            },
+        );
+        // The checking thread may be waiting to hand over more: it stops when nobody takes.
+        drop(received);
+        // Stopped before the check was asked for: its refusal, naming the line, is the cause
+        // (unless it stopped only because the writing had).
+        if result.is_err()
+            && let Some(Ok(Err(e))) = checking.take().map(|h| h.join())
+            && !writer_gone.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            refused = Some(e);
+        }
+        result
+    });
+    if let Some(e) = refused {
+        return Err(e);
+    }
+    let applied = applied?;
+    let checked = checked.ok_or_else(|| {
+        TransferError::Export("the restore ended without checking the file".into())
+    })?;
+    compare(store, path, &checked)?;
+    Ok(RestoreReport {
+        file: name,
+        counts: checked.trailer.counts,
+        sha256: checked.trailer.sha256,
+        outcome: "restored",
+        applied,
+        vectors: checked.header.vectors,
+    })
+}
+
+/// Checked records handed from the reading thread to the writing one at a time.
+const HANDOFF: usize = 1_024;
 
 /// A merge brings corrections only into a store that has none of its own (two logs of
 /// corrections do not interleave), and none recorded before the latest knowledge time the
@@ -824,7 +989,8 @@ fn refuse_skills_before_high_water(
 }
 
 /// Reads the store back in the format's order and compares it with the file, record by
-/// record: the first difference is named by the file's line.
+/// record: the first difference is named by the file's line. The store is read on this
+/// thread while another encodes its records and compares them.
 pub fn compare(
     store: &dyn MemoryStore,
     path: &Path,
@@ -833,62 +999,67 @@ pub fn compare(
     let name = path.display().to_string();
     let mut lines = Lines::open(path, &name)?;
     lines.header()?;
-    let mut expected = Vec::new();
-    let mut next_expected = |lines: &mut Lines| -> Result<Option<(u64, Vec<u8>)>, TransferError> {
+    // The next line a store holds (vectors live in the vector index: see
+    // [`restore_vectors`]), in `lines.content`; false at the trailer.
+    let next_stored = |lines: &mut Lines| -> Result<bool, TransferError> {
         loop {
             if !lines.next_content()? {
-                return Ok(None);
+                return Ok(false);
             }
-            // Vectors live in the vector index, not the store (see [`restore_vectors`]).
-            if !lines.content.starts_with(br#"{"kind":"vector""#) {
-                break;
+            let content = &lines.content;
+            if content.starts_with(br#"{"kind":"trailer""#) {
+                return Ok(false);
+            }
+            if !content.starts_with(br#"{"kind":"vector""#) {
+                return Ok(true);
             }
         }
-        let content = &lines.content;
-        if content.starts_with(br#"{"kind":"trailer""#) {
-            return Ok(None);
-        }
-        expected.clear();
-        expected.extend_from_slice(content);
-        Ok(Some((lines.line, expected.clone())))
     };
-    let mut found = 0u64;
-    for_each_record(
+    let differs = |lines: &Lines, expected: String, found: String| TransferError::Differs {
+        file: name.clone(),
+        line: lines.line,
+        expected,
+        found,
+    };
+    records_in_parallel(
         store,
         checked.header.known_at,
         None,
-        &mut |record| {
-            found += 1;
-            let got = record
-                .content()
-                .map_err(|e| TransferError::Export(e.to_string()))?;
-            match next_expected(&mut lines)? {
-                Some((_, want)) if want == got => Ok(()),
-                Some((line, want)) => Err(TransferError::Differs {
-                    file: name.clone(),
-                    line,
-                    expected: String::from_utf8_lossy(&want).into_owned(),
-                    found: String::from_utf8_lossy(&got).into_owned(),
-                }),
-                None => Err(TransferError::Differs {
-                    file: name.clone(),
-                    line: lines.line,
-                    expected: "no more records".into(),
-                    found: String::from_utf8_lossy(&got).into_owned(),
-                }),
+        |records| {
+            let mut got = Vec::with_capacity(4096);
+            let mut found = 0u64;
+            for record in records {
+                found += 1;
+                got.clear();
+                record
+                    .content_into(&mut got)
+                    .map_err(|e| TransferError::Export(e.to_string()))?;
+                if !next_stored(&mut lines)? {
+                    return Err(differs(
+                        &lines,
+                        "no more records".into(),
+                        String::from_utf8_lossy(&got).into_owned(),
+                    ));
+                }
+                if lines.content != got {
+                    return Err(differs(
+                        &lines,
+                        String::from_utf8_lossy(&lines.content).into_owned(),
+                        String::from_utf8_lossy(&got).into_owned(),
+                    ));
+                }
             }
+            if next_stored(&mut lines)? {
+                return Err(differs(
+                    &lines,
+                    String::from_utf8_lossy(&lines.content).into_owned(),
+                    format!("nothing more ({found} records)"),
+                ));
+            }
+            Ok(())
         },
         &mut |_, _| {},
-    )?;
-    if let Some((line, want)) = next_expected(&mut lines)? {
-        return Err(TransferError::Differs {
-            file: name,
-            line,
-            expected: String::from_utf8_lossy(&want).into_owned(),
-            found: format!("nothing more ({found} records)"),
-        });
-    }
-    Ok(())
+    )
 }
 
 /// What became of the vectors a file carries.

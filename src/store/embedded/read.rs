@@ -8,8 +8,8 @@ use super::{EmbeddedStore, keys, records};
 use crate::learning::{CodeUnit, Lesson, Skill, SkillDraft};
 use crate::model::{EntityKey, FactEdge, MemoryEntity, MemoryEpisode, Supersession};
 use crate::store::{
-    ApplyReport, EntityLink, IntegrityReport, LogPage, MemoryStore, StoreError, StoreStats,
-    TimelineQuery, WriteBatch,
+    ApplyReport, EntityLink, IntegrityReport, KeyPage, LogPage, MemoryStore, StoreError,
+    StoreStats, TimelineQuery, WriteBatch,
 };
 
 /// A record of a JSON table (skills, code units, and lessons kept from an earlier release).
@@ -156,10 +156,14 @@ impl MemoryStore for EmbeddedStore {
 
     fn apply_chunks(
         &self,
-        tail: &WriteBatch,
+        tail: &mut crate::store::TailSource<'_>,
         items: &mut crate::store::ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
         self.apply_chunks_in_one(tail, items)
+    }
+
+    fn chunks_in_one_transaction(&self) -> bool {
+        true
     }
 
     fn episode(&self, fingerprint: &str) -> Result<Option<MemoryEpisode>, StoreError> {
@@ -362,6 +366,39 @@ impl MemoryStore for EmbeddedStore {
             });
             match episode {
                 Ok(e) => page.episodes.push((seq, e)),
+                Err(e) => page.unreadable.push((seq, e)),
+            }
+        }
+        Ok(page)
+    }
+
+    fn episode_keys_since(&self, after: u64, limit: usize) -> Result<KeyPage, StoreError> {
+        let txn = self.read()?;
+        let t = &self.tables;
+        let from = keys::sequence(after.saturating_add(1));
+        let range = (
+            std::ops::Bound::Included(from.as_slice()),
+            std::ops::Bound::Unbounded,
+        );
+        let mut page = KeyPage::default();
+        let mut expected = after.saturating_add(1);
+        for row in t.ingest_log.range(&txn, &range)?.take(limit) {
+            let seq = match &row {
+                Ok((key, _)) => keys::sequence_of(key).unwrap_or(expected),
+                Err(_) => expected,
+            };
+            expected = seq.saturating_add(1);
+            page.last = seq;
+            let key = row.and_then(|(key, fp)| {
+                let fp = std::str::from_utf8(fp)
+                    .map_err(|_| t.ingest_log.corrupt(key, "fingerprint not UTF-8"))?;
+                let [_, ingested_at, _] = t
+                    .times_of_episode(&txn, fp.as_bytes())?
+                    .ok_or_else(|| t.ingest_log.corrupt(key, "log row without an episode"))?;
+                Ok((ingested_at, fp.to_string()))
+            });
+            match key {
+                Ok(k) => page.keys.push(k),
                 Err(e) => page.unreadable.push((seq, e)),
             }
         }

@@ -22,7 +22,7 @@ impl EmbeddedStore {
     /// after the last one, so memory follows the chunk, not the batch.
     pub(crate) fn apply_chunks_in_one(
         &self,
-        tail: &crate::store::WriteBatch,
+        tail: &mut crate::store::TailSource<'_>,
         items: &mut crate::store::ChunkSource<'_>,
     ) -> Result<ApplyReport, StoreError> {
         let shared = self.shared.clone();
@@ -66,7 +66,8 @@ impl EmbeddedStore {
                     shared.release_mapped_pages();
                 }
             }
-            w.finish(tail, &mut report)?;
+            let tail = tail()?;
+            w.finish(&tail, &mut report)?;
             Ok((report, changed(&report)))
         })
     }
