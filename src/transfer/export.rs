@@ -89,88 +89,54 @@ pub fn for_each_record(
     }
     let (mut keys, total) = episode_keys(store, known_at)?;
     let mut done = 0u64;
-    loop {
-        let page = keys.next_page(PAGE)?;
-        if page.is_empty() {
-            break;
-        }
-        let fps: Vec<String> = page.into_iter().map(|(_, fp)| fp).collect();
-        let mut episodes: HashMap<String, _> = store
-            .episodes(&fps)?
-            .into_iter()
-            .map(|e| (e.incident_fingerprint.clone(), e))
-            .collect();
-        let mut facts: HashMap<String, Vec<FactEdge>> = HashMap::new();
-        for f in store.facts_of_episodes(&fps)? {
-            facts.entry(f.episode.clone()).or_default().push(f);
-        }
-        let mut stored_vectors: HashMap<&str, Vec<f32>> = HashMap::new();
-        if let Some(index) = vectors {
-            let refs: Vec<&str> = fps.iter().map(String::as_str).collect();
-            let found = index
-                .stored_vectors(&refs)
-                .map_err(|e| TransferError::Vectors(e.to_string()))?;
-            for (fp, v) in refs.iter().zip(found) {
-                if let Some(v) = v {
-                    stored_vectors.insert(fp, v);
+    // Pages are read by two threads, each its turn, and emitted here in order.
+    std::thread::scope(|scope| -> Result<(), TransferError> {
+        let mut readers = Vec::new();
+        for _ in 0..READERS {
+            let (to_reader, asked) = std::sync::mpsc::channel::<Vec<String>>();
+            let (to_emit, read) = std::sync::mpsc::sync_channel::<Result<Page, TransferError>>(1);
+            scope.spawn(move || {
+                for fps in asked {
+                    let page = read_page(store, vectors, known_at, fps);
+                    store.release_mapped_pages();
+                    if to_emit.send(page).is_err() {
+                        break;
+                    }
                 }
-            }
+            });
+            readers.push((to_reader, read));
         }
-        let mut lineage: HashMap<String, Vec<Supersession>> = HashMap::new();
-        for s in store.supersessions_of_episodes(&fps)? {
-            if known(s.ingested_at) {
-                lineage.entry(s.episode.clone()).or_default().push(s);
+        let mut in_flight = std::collections::VecDeque::new();
+        let mut next = 0usize;
+        loop {
+            while in_flight.len() < READERS {
+                let page = keys.next_page(PAGE)?;
+                if page.is_empty() {
+                    break;
+                }
+                let fps = page.into_iter().map(|(_, fp)| fp).collect();
+                let reader = next % READERS;
+                readers[reader]
+                    .0
+                    .send(fps)
+                    .map_err(|_| TransferError::Export("a page reader stopped".into()))?;
+                in_flight.push_back(reader);
+                next += 1;
             }
+            let Some(reader) = in_flight.pop_front() else {
+                break;
+            };
+            let page = readers[reader]
+                .1
+                .recv()
+                .map_err(|_| TransferError::Export("a page reader stopped".into()))??;
+            let n = page.fps.len() as u64;
+            emit_page(page, known_at, emit)?;
+            done += n;
+            progress(done, total.max(done));
         }
-        for fp in &fps {
-            let episode = episodes.remove(fp).ok_or_else(|| {
-                TransferError::Export(format!(
-                    "episode {fp:?} is in the ingest log but cannot be read"
-                ))
-            })?;
-            let mut episode = episode;
-            let versions = std::mem::take(&mut episode.versions);
-            emit(Record::Episode(episode))?;
-            for v in versions.into_iter().filter(|v| known(v.known_from)) {
-                emit(Record::EpisodeVersion(EpisodeVersionRecord::new(fp, v)))?;
-            }
-            let mut of_episode = facts.remove(fp).unwrap_or_default();
-            of_episode.sort_by(|a, b| (a.relation, &a.entity).cmp(&(b.relation, &b.entity)));
-            for mut fact in of_episode {
-                if let Some(k) = known_at {
-                    as_known_at(&mut fact, k);
-                }
-                let versions: Vec<Record> = std::mem::take(&mut fact.versions)
-                    .into_iter()
-                    .filter(|v| known(v.known_from))
-                    .map(|v| Record::FactVersion(FactVersionRecord::new(&fact, v)))
-                    .collect();
-                emit(Record::Fact(fact))?;
-                for v in versions {
-                    emit(v)?;
-                }
-            }
-            let mut written = lineage.remove(fp).unwrap_or_default();
-            written.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
-            for mut s in written {
-                let reviews: Vec<Record> = std::mem::take(&mut s.reviews)
-                    .into_iter()
-                    .filter(|r| known(r.recorded_at))
-                    .map(|r| Record::Review(ReviewRecord::new(&s, r)))
-                    .collect();
-                emit(Record::Supersession(s))?;
-                for r in reviews {
-                    emit(r)?;
-                }
-            }
-            if let Some(v) = stored_vectors.get(fp.as_str()) {
-                emit(Record::Vector(VectorRecord::new(fp, v)))?;
-            }
-        }
-        store.release_mapped_pages();
-        done += fps.len() as u64;
-        progress(done, total.max(done));
-    }
+        Ok(())
+    })?;
     if done == 0 {
         progress(0, 0);
     }
@@ -191,6 +157,122 @@ pub fn for_each_record(
     for c in corrections {
         if known(c.recorded_at) {
             emit(Record::Correction(c))?;
+        }
+    }
+    Ok(())
+}
+
+/// Threads reading pages of episodes while the records of the one before are emitted.
+const READERS: usize = 2;
+
+/// A page of episodes and everything recorded with them, as read from the store.
+struct Page {
+    fps: Vec<String>,
+    episodes: HashMap<String, crate::model::MemoryEpisode>,
+    facts: HashMap<String, Vec<FactEdge>>,
+    lineage: HashMap<String, Vec<Supersession>>,
+    vectors: HashMap<String, Vec<f32>>,
+}
+
+fn read_page(
+    store: &dyn MemoryStore,
+    vectors: Option<&dyn VectorStore>,
+    known_at: Option<Timestamp>,
+    fps: Vec<String>,
+) -> Result<Page, TransferError> {
+    let known = |t: Timestamp| known_at.is_none_or(|k| t <= k);
+    let episodes = store
+        .episodes(&fps)?
+        .into_iter()
+        .map(|e| (e.incident_fingerprint.clone(), e))
+        .collect();
+    let mut facts: HashMap<String, Vec<FactEdge>> = HashMap::new();
+    for f in store.facts_of_episodes(&fps)? {
+        facts.entry(f.episode.clone()).or_default().push(f);
+    }
+    let mut stored_vectors = HashMap::new();
+    if let Some(index) = vectors {
+        let refs: Vec<&str> = fps.iter().map(String::as_str).collect();
+        let found = index
+            .stored_vectors(&refs)
+            .map_err(|e| TransferError::Vectors(e.to_string()))?;
+        for (fp, v) in refs.iter().zip(found) {
+            if let Some(v) = v {
+                stored_vectors.insert(fp.to_string(), v);
+            }
+        }
+    }
+    let mut lineage: HashMap<String, Vec<Supersession>> = HashMap::new();
+    for s in store.supersessions_of_episodes(&fps)? {
+        if known(s.ingested_at) {
+            lineage.entry(s.episode.clone()).or_default().push(s);
+        }
+    }
+    Ok(Page {
+        fps,
+        episodes,
+        facts,
+        lineage,
+        vectors: stored_vectors,
+    })
+}
+
+/// A page's records in the format's order.
+fn emit_page(
+    page: Page,
+    known_at: Option<Timestamp>,
+    emit: &mut dyn FnMut(Record) -> Result<(), TransferError>,
+) -> Result<(), TransferError> {
+    let known = |t: Timestamp| known_at.is_none_or(|k| t <= k);
+    let Page {
+        fps,
+        mut episodes,
+        mut facts,
+        mut lineage,
+        vectors,
+    } = page;
+    for fp in &fps {
+        let mut episode = episodes.remove(fp).ok_or_else(|| {
+            TransferError::Export(format!(
+                "episode {fp:?} is in the ingest log but cannot be read"
+            ))
+        })?;
+        let versions = std::mem::take(&mut episode.versions);
+        emit(Record::Episode(episode))?;
+        for v in versions.into_iter().filter(|v| known(v.known_from)) {
+            emit(Record::EpisodeVersion(EpisodeVersionRecord::new(fp, v)))?;
+        }
+        let mut of_episode = facts.remove(fp).unwrap_or_default();
+        of_episode.sort_by(|a, b| (a.relation, &a.entity).cmp(&(b.relation, &b.entity)));
+        for mut fact in of_episode {
+            if let Some(k) = known_at {
+                as_known_at(&mut fact, k);
+            }
+            let versions: Vec<Record> = std::mem::take(&mut fact.versions)
+                .into_iter()
+                .filter(|v| known(v.known_from))
+                .map(|v| Record::FactVersion(FactVersionRecord::new(&fact, v)))
+                .collect();
+            emit(Record::Fact(fact))?;
+            for v in versions {
+                emit(v)?;
+            }
+        }
+        let mut written = lineage.remove(fp).unwrap_or_default();
+        written.sort_by(|a, b| (&a.prior, &a.entity).cmp(&(&b.prior, &b.entity)));
+        for mut s in written {
+            let reviews: Vec<Record> = std::mem::take(&mut s.reviews)
+                .into_iter()
+                .filter(|r| known(r.recorded_at))
+                .map(|r| Record::Review(ReviewRecord::new(&s, r)))
+                .collect();
+            emit(Record::Supersession(s))?;
+            for r in reviews {
+                emit(r)?;
+            }
+        }
+        if let Some(v) = vectors.get(fp.as_str()) {
+            emit(Record::Vector(VectorRecord::new(fp, v)))?;
         }
     }
     Ok(())
