@@ -424,9 +424,6 @@ impl GraphLeg {
             tracing::warn!(error = %e, "graph leg: cannot read the corrections; every cached link is read again");
             return false;
         }
-        if touched.len() > CATCH_UP_EPISODES {
-            return false;
-        }
         // Only the entities whose links are cached: the others are read as they are when asked.
         let touched: Vec<(EntityKey, String)> = match self.links.read() {
             Ok(c) => touched
@@ -437,6 +434,31 @@ impl GraphLeg {
         };
         if touched.is_empty() {
             return true;
+        }
+        if touched.len() > CATCH_UP_EPISODES {
+            // Too many facts to patch one by one: their entities' links are read again now,
+            // whole, rather than by the next queries.
+            let entities: Vec<EntityKey> = touched
+                .into_iter()
+                .map(|(entity, _)| entity)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            return match self.store.entity_links_of(&entities) {
+                Ok(read) => {
+                    if let Ok(mut c) = self.links.write() {
+                        c.epoch += 1;
+                        for (entity, links) in entities.into_iter().zip(read) {
+                            c.by_entity.insert(entity, Arc::new(Links::new(links)));
+                        }
+                    }
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "graph leg: cannot read the corrected entities' links; every cached link is read again");
+                    false
+                }
+            };
         }
         match self.relinked(&touched) {
             Ok(patches) => {
