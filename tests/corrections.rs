@@ -718,3 +718,90 @@ fn a_live_graph_leg_follows_corrections_on_the_embedded_store() {
 fn a_live_graph_leg_follows_corrections_on_falkordb() {
     a_live_graph_leg_follows_corrections(std::sync::Arc::new(common::falkordb::store("live_leg")));
 }
+
+/// A graph leg whose links of a hub are cached patches just the corrected fact's links: as
+/// of K2 on, NEW-1's mention of authelia begins later than the query's V; as of before K2 it
+/// does not. (NEW-1 is in no lineage, so the walk reaches it through that mention only.)
+fn a_live_graph_leg_follows_a_corrected_fact(store: std::sync::Arc<dyn MemoryStore>) {
+    use strata::recall::legs::GraphLeg;
+    use strata::recall::{LegQuery, RecallLeg};
+    seed_superseded(store.as_ref());
+    ingest_at(
+        store.as_ref(),
+        &[record("NEW-1", "2026-01-03T00:00:00Z")],
+        "2026-01-21T00:00:00Z",
+    )
+    .unwrap();
+    let leg = GraphLeg::new(store.clone());
+    leg.catch_up().unwrap();
+    let search = |k: &str| {
+        let mut found = leg
+            .search(&LegQuery {
+                text: String::new(),
+                entities: vec!["service:authelia".parse().unwrap()],
+                as_of: AsOf {
+                    valid_at: ts("2026-01-15T12:00:00Z"),
+                    known_at: ts(k),
+                },
+                limit: 10,
+                deadline: None,
+            })
+            .unwrap()
+            .fingerprints;
+        found.sort();
+        found
+    };
+    // Reads authelia's links into the leg's cache.
+    assert_eq!(
+        search("2026-02-05T00:00:00Z"),
+        ["CR-1", "CR-2", "NEW-1", "OPS-1"]
+    );
+    let fact = r#"{"correct_fact": {"episode": "NEW-1", "relation": "MENTIONS", "entity_type": "service", "entity_ref": "authelia", "t_valid": "2026-01-16T00:00:00Z"}, "reason": "it began later", "by": "ben"}"#;
+    correct_at(store.as_ref(), fact, "2026-02-01T00:00:00Z").unwrap();
+    // A text correction besides, which changes no link.
+    let text = FIRST.lines().nth(2).unwrap();
+    correct_at(store.as_ref(), text, "2026-02-02T00:00:00Z").unwrap();
+    leg.catch_up().unwrap();
+    assert_eq!(search("2026-02-05T00:00:00Z"), ["CR-1", "CR-2", "OPS-1"]);
+    assert_eq!(
+        search("2026-01-31T00:00:00Z"),
+        ["CR-1", "CR-2", "NEW-1", "OPS-1"],
+        "as before K2"
+    );
+}
+
+#[test]
+fn a_live_graph_leg_follows_a_corrected_fact_on_the_embedded_store() {
+    let (_d, store) = temp_store();
+    a_live_graph_leg_follows_a_corrected_fact(std::sync::Arc::new(store));
+}
+
+#[test]
+fn a_live_graph_leg_follows_a_corrected_fact_on_falkordb() {
+    a_live_graph_leg_follows_a_corrected_fact(std::sync::Arc::new(common::falkordb::store(
+        "live_fact",
+    )));
+}
+
+/// On FalkorDB the log after a sequence is read from there on, not whole: a record before
+/// it that no longer decodes is not read.
+#[test]
+fn falkordb_reads_the_corrections_after_a_sequence_only() {
+    let url = common::falkordb::graph_url("corrections_after");
+    let store = strata::store::falkordb::FalkorStore::connect(&url).unwrap();
+    seed_superseded(&store);
+    correct_at(&store, FIRST, "2026-02-01T00:00:00Z").unwrap();
+    let all = store.corrections_since(0, 10).unwrap();
+    assert_eq!(all.len(), 4);
+    let page = store.corrections_since(1, 2).unwrap();
+    assert_eq!(page, all[1..3]);
+    common::falkordb::raw_query(
+        &url,
+        "MATCH (c:MemoryCorrection {sequence: 1}) SET c.body = 'not json'",
+    );
+    assert!(
+        store.corrections_since(0, 10).is_err(),
+        "the first record is read"
+    );
+    assert_eq!(store.corrections_since(1, 10).unwrap(), all[1..]);
+}

@@ -84,3 +84,35 @@ fn nul_is_refused_with_a_clear_error() {
         "{err}"
     );
 }
+
+/// U+001F keys a corrected text in the indexes (a fingerprint, U+001F, `v`, a time): a
+/// fingerprint holding it could pass for another episode's corrected text, so it is refused,
+/// naming the field, for an episode and for a prior it supersedes.
+#[test]
+fn the_index_version_separator_is_refused_in_fingerprints() {
+    let (_d, store) = temp_store();
+    let shadow = "INC-1\u{1f}v1767261600000";
+    let err = ingest_at(
+        &store,
+        &[record(shadow, "2026-01-01T10:00:00Z")],
+        "2026-01-02T00:00:00Z",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("incident_fingerprint: contains U+001F (unit separator)"),
+        "{err}"
+    );
+    let err = ingest_at(
+        &store,
+        &[supersede("INC-2", "2026-01-01T10:00:00Z", shadow)],
+        "2026-01-02T00:00:00Z",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("supersedes[0].incident_fingerprint: contains U+001F"),
+        "{err}"
+    );
+    assert_eq!(store.stats().unwrap().episodes, 0);
+}

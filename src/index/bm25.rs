@@ -20,6 +20,8 @@ use tantivy::schema::{
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use super::IndexError;
+use super::bm25_current::{CurrentTopDocs, ReplacedCache};
+use super::versions::TextVersions;
 use crate::lmdb::{WriterGuard, WriterLock};
 use crate::model::{AsOf, Timestamp};
 
@@ -108,6 +110,8 @@ pub struct Bm25Index {
     seen: Mutex<(u64, Newest)>,
     /// Set when the index was missing, unreadable or stale and has been started afresh.
     pub rebuilt: Option<String>,
+    /// Which documents later texts replaced, segment by segment.
+    replaced: Mutex<ReplacedCache>,
 }
 
 /// How long to wait for another process's tantivy writer before giving up.
@@ -365,6 +369,7 @@ impl Bm25Index {
             fields,
             lock,
             rebuilt,
+            replaced: Mutex::default(),
         };
         if let Some(store_id) = store_id {
             if metas.payload.is_some() && built_from.as_deref() != Some(store_id) {
@@ -399,6 +404,7 @@ impl Bm25Index {
             fields,
             lock,
             rebuilt: None,
+            replaced: Mutex::default(),
         })
     }
 
@@ -631,6 +637,56 @@ impl Bm25Index {
         as_of: &AsOf,
         limit: usize,
     ) -> Result<Vec<(String, f32)>, IndexError> {
+        self.search_among(text, as_of, limit, None)
+    }
+
+    /// [`Self::search`] among the documents current at K, the correction log read to `upto`:
+    /// those of texts a later version replaced by K ([`TextVersions::replaced`]) are passed
+    /// over while ranking, so the best `limit` are found in one search.
+    pub fn search_current(
+        &self,
+        text: &str,
+        as_of: &AsOf,
+        limit: usize,
+        (versions, upto): (&TextVersions, u64),
+    ) -> Result<Vec<(String, f32)>, IndexError> {
+        if upto == 0 {
+            return self.search(text, as_of, limit);
+        }
+        self.search_among(text, as_of, limit, Some((versions, upto)))
+    }
+
+    /// Reads which documents later texts replaced, the correction log read to `upto`, so
+    /// that the first search after a catch-up does not.
+    pub fn read_replaced(&self, versions: &TextVersions, upto: u64) -> Result<(), IndexError> {
+        if upto == 0 {
+            return Ok(());
+        }
+        self.refresh()?;
+        self.replaced_in(&self.reader.searcher(), versions, upto)
+            .map(|_| ())
+    }
+
+    fn replaced_in(
+        &self,
+        searcher: &tantivy::Searcher,
+        versions: &TextVersions,
+        upto: u64,
+    ) -> Result<Vec<std::sync::Arc<super::bm25_current::SegmentReplaced>>, IndexError> {
+        let replaced = versions.replaced(upto)?;
+        let mut cache = self.replaced.lock().map_err(|e| self.err(&e))?;
+        cache
+            .of(searcher, self.fields.fingerprint, &replaced, upto)
+            .map_err(|e| self.err(&e))
+    }
+
+    fn search_among(
+        &self,
+        text: &str,
+        as_of: &AsOf,
+        limit: usize,
+        current: Option<(&TextVersions, u64)>,
+    ) -> Result<Vec<(String, f32)>, IndexError> {
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -688,12 +744,19 @@ impl Bm25Index {
             BooleanQuery::new(clauses)
         };
         let searcher = self.reader.searcher();
-        let top = searcher
-            .search(
-                &query,
-                &TopDocs::with_limit(limit.saturating_mul(2)).order_by_score(),
-            )
-            .map_err(|e| self.err(&e))?;
+        let fetch = limit.saturating_mul(2);
+        let top = match current {
+            None => searcher.search(&query, &TopDocs::with_limit(fetch).order_by_score()),
+            Some((versions, upto)) => {
+                let collector = CurrentTopDocs {
+                    limit: fetch,
+                    known_at: as_of.known_at.millis(),
+                    replaced: self.replaced_in(&searcher, versions, upto)?,
+                };
+                searcher.search(&query, &collector)
+            }
+        }
+        .map_err(|e| self.err(&e))?;
         let mut hits = Vec::with_capacity(top.len());
         // Fingerprints come from the fast field's column, not the document store.
         let mut columns = std::collections::HashMap::new();

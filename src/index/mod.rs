@@ -3,6 +3,7 @@
 //! rebuilt from the store at any time; the store stays the only source of truth.
 
 pub mod bm25;
+mod bm25_current;
 mod error;
 pub mod falkordb;
 pub mod qdrant;

@@ -17,7 +17,9 @@ use crate::correct::{Correction, CorrectionRecord};
 use crate::model::{MemoryEpisode, Timestamp};
 use crate::store::MemoryStore;
 
-/// Between the fingerprint and the knowledge time in a version document's key.
+/// Between the fingerprint and the knowledge time in a version document's key: no
+/// fingerprint holds its first character ([`crate::model::fingerprint_problem`]), so no
+/// episode's own key reads as a version key.
 pub const SEPARATOR: &str = "\u{1f}v";
 
 /// The key of the document for `fingerprint`'s text version known from `known_from`.
@@ -147,7 +149,14 @@ pub fn follow_corrections(
 pub struct TextVersions {
     store: Arc<dyn MemoryStore>,
     known: RwLock<Known>,
+    /// [`Self::replaced`] for the last `upto` it was asked for.
+    replaced: RwLock<Option<(u64, Arc<Replaced>)>>,
 }
+
+/// Documents a later text of their episode replaces: each one's key, and the knowledge time
+/// from which it is no longer current. What an index leaves out before ranking, so that a
+/// text no longer current never takes a place among the best.
+pub type Replaced = Vec<(String, Timestamp)>;
 
 #[derive(Default)]
 struct Known {
@@ -162,6 +171,7 @@ impl TextVersions {
         TextVersions {
             store,
             known: RwLock::new(Known::default()),
+            replaced: RwLock::new(None),
         }
     }
 
@@ -199,6 +209,40 @@ impl TextVersions {
                 Ok(())
             },
         )
+    }
+
+    /// The documents replaced by a later version, having read the correction log to `upto`:
+    /// the text as first written from the first version on, each version from the next one.
+    /// A document listed here with a time at or before K is one [`Self::current`] drops as of
+    /// K. Episodes whose versions do not begin at strictly increasing times (a clock that went
+    /// back, two in one batch) are left out: [`Self::current`] alone decides for them.
+    pub fn replaced(&self, upto: u64) -> Result<Arc<Replaced>, IndexError> {
+        if let Some((at, list)) = self.replaced.read().map_err(Self::poisoned)?.as_ref()
+            && *at == upto
+        {
+            return Ok(list.clone());
+        }
+        self.read_to(upto)?;
+        let known = self.known.read().map_err(Self::poisoned)?;
+        let mut list = Vec::new();
+        for (fp, versions) in &known.episodes {
+            let froms: Vec<Timestamp> = versions
+                .iter()
+                .filter(|(seq, _)| *seq <= upto)
+                .map(|(_, from)| *from)
+                .collect();
+            if froms.is_empty() || froms.windows(2).any(|w| w[0] >= w[1]) {
+                continue;
+            }
+            list.push((fp.clone(), froms[0]));
+            for w in froms.windows(2) {
+                list.push((version_key(fp, w[0]), w[1]));
+            }
+        }
+        list.sort();
+        let list = Arc::new(list);
+        *self.replaced.write().map_err(Self::poisoned)? = Some((upto, list.clone()));
+        Ok(list)
     }
 
     /// Of the documents an index holds, having read the correction log to `upto`, keeps

@@ -202,6 +202,16 @@ impl<'v, 'e> Fields<'v, 'e> {
         Some(value)
     }
 
+    /// A key that names an episode ([`crate::model::fingerprint_problem`]).
+    fn fingerprint(&mut self, name: &str) -> Option<String> {
+        let value = self.key(name)?;
+        if let Some(problem) = crate::model::fingerprint_problem(&value) {
+            self.fail(name, problem);
+            return None;
+        }
+        Some(value)
+    }
+
     fn entity(&mut self) -> Option<EntityKey> {
         let t = self.string("entity_type", true, false);
         let r = self.string("entity_ref", true, false);
@@ -253,7 +263,7 @@ fn parse_into(
     errors: &mut Vec<FieldError>,
 ) -> Option<EpisodeDraft> {
     let mut f = Fields::new(String::new(), value, RECORD_FIELDS, errors)?;
-    let fingerprint = f.key("incident_fingerprint");
+    let fingerprint = f.fingerprint("incident_fingerprint");
     let summary = f.string("summary_nl", true, true);
     let resolution = f.string("resolution_nl", true, false);
     let concluded_at = f.time("concluded_at", true);
@@ -448,7 +458,7 @@ fn parse_supersedes(
     errors: &mut Vec<FieldError>,
 ) -> Option<SupersedeDraft> {
     let mut f = Fields::new(prefix, value, SUPERSEDES_FIELDS, errors)?;
-    let prior = f.key("incident_fingerprint");
+    let prior = f.fingerprint("incident_fingerprint");
     if let (Some(p), Some(o)) = (&prior, own)
         && p == o
     {

@@ -2,6 +2,22 @@ use serde::{Deserialize, Serialize};
 
 use super::{Provenance, Timestamp};
 
+/// The one character a fingerprint may not hold: the derived indexes key a corrected text
+/// by its episode's fingerprint, this, and when the version begins
+/// ([`crate::index::versions::version_key`]), so a fingerprint holding it could pass for
+/// another episode's corrected text. Every other character (control characters included)
+/// is data.
+pub const FINGERPRINT_RESERVED: char = '\u{1f}';
+
+/// Why `fingerprint` cannot name an episode, if it cannot (beyond its length, which every
+/// key shares: [`super::MAX_KEY_BYTES`]).
+pub fn fingerprint_problem(fingerprint: &str) -> Option<&'static str> {
+    fingerprint.contains(FINGERPRINT_RESERVED).then_some(
+        "contains U+001F (unit separator), which the indexes reserve to key a corrected \
+         text; expected a fingerprint without it",
+    )
+}
+
 /// One concluded incident, keyed by `incident_fingerprint`.
 #[derive(Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryEpisode {

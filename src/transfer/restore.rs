@@ -318,6 +318,9 @@ fn check_and_forward(
                 if let Some(m) = too_long("incident_fingerprint", &e.incident_fingerprint) {
                     return Err(bad(m));
                 }
+                if let Some(m) = crate::model::fingerprint_problem(&e.incident_fingerprint) {
+                    return Err(bad(format!("incident_fingerprint {m}")));
+                }
                 let key = (e.ingested_at, e.incident_fingerprint.clone());
                 if episode
                     .as_ref()

@@ -363,7 +363,7 @@ fn recall_pass(
         eprintln!("  {notice}");
     }
     stack.engine.timeout = Duration::from_secs(10);
-    let t = time_recalls(ctx, runtime, &stack, queries, LegSet::ALL)?;
+    let t = time_recalls(ctx.now, runtime, &stack, queries, LegSet::ALL)?;
     if let Some(e) = &t.first_leg_error {
         eprintln!("  {} legs not ok; first: {e}", t.legs_not_ok);
     }
@@ -408,7 +408,7 @@ fn graph_vector_index(
     };
     eprintln!(" the semantic leg alone on the graph's vector index");
     let semantic_alone = time_recalls(
-        ctx,
+        ctx.now,
         runtime,
         &vector_stack,
         queries,

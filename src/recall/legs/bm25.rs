@@ -32,13 +32,25 @@ impl RecallLeg for Bm25Leg {
         Leg::Bm25
     }
 
+    /// Which documents corrected texts replaced is read now, not by the first search.
+    fn catch_up(&self) -> Result<(), LegError> {
+        let upto = self
+            .index
+            .corrections_read()
+            .map_err(LegError::from_display)?;
+        self.index
+            .read_replaced(&self.versions, upto)
+            .map_err(LegError::from_display)
+    }
+
     fn search(&self, q: &LegQuery) -> Result<LegHits, LegError> {
         let upto = self
             .index
             .corrections_read()
             .map_err(LegError::from_display)?;
         let hits = super::current_versions(&self.versions, q, upto, |limit| {
-            self.index.search(&q.text, &q.as_of, limit)
+            self.index
+                .search_current(&q.text, &q.as_of, limit, (&self.versions, upto))
         })
         .map_err(LegError::from_display)?;
         Ok(LegHits {

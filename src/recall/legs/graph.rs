@@ -207,12 +207,16 @@ impl GraphLeg {
             .store
             .correction_count()
             .map_err(LegError::from_display)?;
-        if let Ok(mut c) = self.links.write()
-            && c.corrections != corrections
-        {
-            c.epoch += 1;
-            c.by_entity.clear();
-            c.corrections = corrections;
+        let since = self.links.read().map_or(0, |c| c.corrections);
+        if since != corrections {
+            let patched = self.patch_corrected(since, corrections);
+            if let Ok(mut c) = self.links.write() {
+                c.epoch += 1;
+                if !patched {
+                    c.by_entity.clear();
+                }
+                c.corrections = corrections;
+            }
         }
         let (sequence, dictionary, known) = match self.view.read() {
             Ok(v) => match current(&v) {
@@ -380,6 +384,144 @@ impl GraphLeg {
             }
         }
         Ok(patches.into_keys().collect())
+    }
+
+    /// Brings the cached links up to the corrections logged after `since`, up to `until`: the
+    /// links of the facts they gave new versions are read again, and only those (a corrected
+    /// text, the most common correction, changes no link). `false` when it cannot (the log
+    /// could not be read, or is shorter than before, or too much changed): the caller drops
+    /// every cached link instead.
+    fn patch_corrected(&self, since: u64, until: u64) -> bool {
+        use crate::correct::Correction;
+        if until < since {
+            return false;
+        }
+        let mut touched: BTreeSet<(EntityKey, String)> = BTreeSet::new();
+        let read = crate::index::versions::follow_corrections(
+            self.store.as_ref(),
+            (since, until),
+            LOG_PAGE,
+            &mut |records, _| {
+                for r in records {
+                    match &r.line.correction {
+                        Correction::CorrectFact(f) => {
+                            let entity = EntityKey {
+                                entity_type: f.entity_type.clone(),
+                                entity_ref: f.entity_ref.clone(),
+                            };
+                            touched.insert((entity, f.episode.clone()));
+                        }
+                        Correction::RetractSupersession(s) | Correction::ConfirmSupersession(s) => {
+                            touched.insert((s.entity(), s.prior.clone()));
+                        }
+                        Correction::CorrectEpisode(_) => {}
+                    }
+                }
+                Ok(())
+            },
+        );
+        if let Err(e) = read {
+            tracing::warn!(error = %e, "graph leg: cannot read the corrections; every cached link is read again");
+            return false;
+        }
+        // Only the entities whose links are cached: the others are read as they are when asked.
+        let touched: Vec<(EntityKey, String)> = match self.links.read() {
+            Ok(c) => touched
+                .into_iter()
+                .filter(|(entity, _)| c.by_entity.contains_key(entity))
+                .collect(),
+            Err(_) => return false,
+        };
+        if touched.is_empty() {
+            return true;
+        }
+        if touched.len() > CATCH_UP_EPISODES {
+            // Too many facts to patch one by one: their entities' links are read again now,
+            // whole, rather than by the next queries.
+            let entities: Vec<EntityKey> = touched
+                .into_iter()
+                .map(|(entity, _)| entity)
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            return match self.store.entity_links_of(&entities) {
+                Ok(read) => {
+                    if let Ok(mut c) = self.links.write() {
+                        c.epoch += 1;
+                        for (entity, links) in entities.into_iter().zip(read) {
+                            c.by_entity.insert(entity, Arc::new(Links::new(links)));
+                        }
+                    }
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "graph leg: cannot read the corrected entities' links; every cached link is read again");
+                    false
+                }
+            };
+        }
+        match self.relinked(&touched) {
+            Ok(patches) => {
+                if let Ok(mut c) = self.links.write() {
+                    c.epoch += 1;
+                    for (entity, patch) in &patches {
+                        if let Some(cached) = c.by_entity.get_mut(entity) {
+                            Arc::make_mut(cached).apply(patch);
+                        }
+                    }
+                }
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "graph leg: cannot read the corrected facts; every cached link is read again");
+                false
+            }
+        }
+    }
+
+    /// Each (entity, episode)'s links as the store holds them now, as patches replacing the
+    /// episode's links to the entity.
+    fn relinked(
+        &self,
+        touched: &[(EntityKey, String)],
+    ) -> Result<HashMap<EntityKey, Patch>, crate::store::StoreError> {
+        let fps: Vec<String> = touched
+            .iter()
+            .map(|(_, fp)| fp.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let episodes: HashMap<String, MemoryEpisode> = self
+            .store
+            .episodes(&fps)?
+            .into_iter()
+            .map(|e| (e.incident_fingerprint.clone(), e))
+            .collect();
+        let facts = self.store.facts_of_episodes(&fps)?;
+        let mut by: HashMap<(&str, &EntityKey), Vec<&FactEdge>> = HashMap::new();
+        for fact in &facts {
+            by.entry((fact.episode.as_str(), &fact.entity))
+                .or_default()
+                .push(fact);
+        }
+        let mut patches: HashMap<EntityKey, Patch> = HashMap::new();
+        for (entity, fp) in touched {
+            let Some(episode) = episodes.get(fp) else {
+                continue;
+            };
+            let links = by
+                .get(&(fp.as_str(), entity))
+                .into_iter()
+                .flatten()
+                .map(|f| link_of(episode, f))
+                .collect();
+            patches
+                .entry(entity.clone())
+                .or_default()
+                .replaced
+                .insert(fp.clone(), links);
+        }
+        Ok(patches)
     }
 
     /// Every entity read again, every cached link dropped. `sequence`: the log position, read

@@ -16,9 +16,9 @@ use crate::recall::leg::LegQuery;
 /// The best `q.limit` hits of an index that holds episodes' texts as first written and as
 /// corrected ([`crate::index::versions`]), having read the correction log to `upto`: of each
 /// episode only the text known at the query's K, best score first, ties by fingerprint.
-/// `search` asks the index for its best N documents: first as many as wanted (asking for
-/// more up front costs more, measured, than asking again), then twice as many while the
-/// documents of other versions leave fewer than wanted.
+/// `search` asks the index for its best N documents: first as many as wanted (the text index
+/// and the local vector scan pass over replaced texts while ranking, so that is the only ask
+/// there), then twice as many while the documents of other versions leave fewer than wanted.
 fn current_versions(
     versions: &TextVersions,
     q: &LegQuery,

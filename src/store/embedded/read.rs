@@ -179,6 +179,26 @@ impl MemoryStore for EmbeddedStore {
         Ok(out)
     }
 
+    /// The dates alone: a correction changes an episode's texts, never when it concluded,
+    /// so its versions are not read.
+    fn episode_dates(
+        &self,
+        fingerprints: &[String],
+    ) -> Result<Vec<(String, crate::model::Timestamp)>, StoreError> {
+        let txn = self.read()?;
+        let mut out = Vec::with_capacity(fingerprints.len());
+        for fp in fingerprints {
+            let date = get(
+                &self.tables.episodes,
+                &txn,
+                fp.as_bytes(),
+                records::episode_concluded_at,
+            )?;
+            out.extend(date.map(|d| (fp.clone(), d)));
+        }
+        Ok(out)
+    }
+
     fn lessons(&self, fingerprints: &[String]) -> Result<Vec<Lesson>, StoreError> {
         let txn = self.read()?;
         let mut out = Vec::with_capacity(fingerprints.len());

@@ -262,6 +262,11 @@ pub fn episode(key: &[u8], bytes: &[u8]) -> Result<MemoryEpisode, StoreError> {
     })
 }
 
+/// When the episode at `key` concluded: what no correction changes, so no version is read.
+pub fn episode_concluded_at(key: &[u8], bytes: &[u8]) -> Result<Timestamp, StoreError> {
+    Ok(at(episode_head(key, bytes)?.0.concluded_at))
+}
+
 /// The draft the episode at `key` was written from, exactly.
 pub fn draft(key: &[u8], bytes: &[u8]) -> Result<EpisodeDraft, StoreError> {
     let (head, rest) = episode_head(key, bytes)?;

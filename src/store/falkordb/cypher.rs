@@ -316,6 +316,11 @@ pub const CORRECTION_COUNT: &str = "MATCH (c:MemoryCorrection) RETURN count(c)";
 
 pub const CORRECTIONS: &str = "MATCH (c:MemoryCorrection) RETURN c.body ORDER BY c.sequence";
 
+/// The corrections log after `$after`, `$limit` of them in order: the index on `sequence`
+/// finds them, not a read of the whole log.
+pub const CORRECTIONS_AFTER: &str = "MATCH (c:MemoryCorrection) WHERE c.sequence > $after \
+     RETURN c.body ORDER BY c.sequence LIMIT $limit";
+
 /// Integrity: fact intervals that end before they begin or close without a record of when.
 pub const CHECK_FACTS: &str = "MATCH (e:MemoryEpisode)-[r:MENTIONS|RESOLVED_BY]->(n:MemoryEntity) \
      WHERE r.t_valid IS NULL OR r.ingested_at IS NULL \

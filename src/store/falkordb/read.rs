@@ -340,6 +340,14 @@ impl MemoryStore for FalkorStore {
         self.correction_log()
     }
 
+    fn corrections_since(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<crate::correct::CorrectionRecord>, StoreError> {
+        self.correction_log_after(after, limit)
+    }
+
     fn correction_count(&self) -> Result<u64, StoreError> {
         self.corrections_recorded()
     }

@@ -167,6 +167,23 @@ impl FalkorStore {
         self.query(cypher::CORRECTION_COUNT, &[])?.count()
     }
 
+    /// Up to `limit` corrections of the log after sequence `after`, in order.
+    pub(super) fn correction_log_after(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<CorrectionRecord>, StoreError> {
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        self.query(
+            cypher::CORRECTIONS_AFTER,
+            &[
+                ("after", Param::Int(after)),
+                ("limit", super::read::count(limit)),
+            ],
+        )?
+        .decode(|r| decode_json("corrections", &r.string(0)?))
+    }
+
     pub(super) fn correction_log(&self) -> Result<Vec<CorrectionRecord>, StoreError> {
         self.query(cypher::CORRECTIONS, &[])?
             .decode(|r| decode_json("corrections", &r.string(0)?))
