@@ -1343,3 +1343,145 @@ fn a_file_the_store_refuses_part_way_writes_nothing_and_says_why() {
     );
     assert_eq!(b.stats().unwrap().episodes, 0, "nothing was written");
 }
+
+/// `--with-vectors` from a store whose vectors live in Qdrant: the file carries Qdrant's
+/// vectors (the ones the local index holds, up to Qdrant's renormalising), and restored
+/// into an embedded store with a local index they are written without embedding.
+#[test]
+fn with_vectors_from_qdrant_a_restore_embeds_nothing() {
+    let Some(qdrant) = common::qdrant::Server::start() else {
+        common::qdrant::skipping("with_vectors_from_qdrant_a_restore_embeds_nothing");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    drop(demo_and_postmortems(&a));
+    let url = qdrant.url();
+    run_ok(&a, &["--vectors", &url, "index"]);
+    let (local, remote) = (dir.path().join("local.ndjson"), dir.path().join("q.ndjson"));
+    run_ok(
+        &a,
+        &["export", "--with-vectors", "--to", local.to_str().unwrap()],
+    );
+    run_ok(
+        &a,
+        &[
+            "--vectors",
+            &url,
+            "export",
+            "--with-vectors",
+            "--to",
+            remote.to_str().unwrap(),
+        ],
+    );
+    let (from_local, from_qdrant) = (carried_vectors(&local), carried_vectors(&remote));
+    assert!(!from_qdrant.is_empty());
+    assert_eq!(
+        from_local.len(),
+        from_qdrant.len(),
+        "every episode's vector"
+    );
+    for ((fa, va), (fb, vb)) in from_local.iter().zip(&from_qdrant) {
+        assert_eq!(fa, fb);
+        let off = va
+            .iter()
+            .zip(vb)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max);
+        assert!(off < 1e-5, "{fa}: Qdrant's vector differs by {off}");
+    }
+    let said = run_ok(&b, &["restore", remote.to_str().unwrap()]);
+    assert!(
+        said.contains(&format!(
+            "vectors: {} carried from the file",
+            from_qdrant.len()
+        )),
+        "{said}"
+    );
+    assert!(said.contains("texts, 0 vectors added"), "{said}");
+}
+
+/// The dimension the header of an export's lines names for its vectors.
+fn record_dimension(lines: &[Vec<u8>]) -> usize {
+    let header: serde_json::Value = serde_json::from_slice(
+        &lines[0][..lines[0].len() - 28]
+            .iter()
+            .chain(b"}")
+            .copied()
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    header["vectors"]["dimension"].as_u64().unwrap() as usize
+}
+
+/// The vectors an export carries, by fingerprint, in file order.
+fn carried_vectors(file: &Path) -> Vec<(String, Vec<f32>)> {
+    let lines = lines_of(&std::fs::read(file).unwrap());
+    let dimension = record_dimension(&lines);
+    lines_of_kind(&lines, "vector")
+        .into_iter()
+        .map(|i| {
+            let l = &lines[i];
+            let v: serde_json::Value = serde_json::from_slice(
+                &l[..l.len() - 28]
+                    .iter()
+                    .chain(b"}")
+                    .copied()
+                    .collect::<Vec<u8>>(),
+            )
+            .unwrap();
+            let record = strata::transfer::format::VectorRecord {
+                incident_fingerprint: v["incident_fingerprint"].as_str().unwrap().into(),
+                vector: v["vector"].as_str().unwrap().into(),
+            };
+            let decoded = record.decode(dimension).unwrap();
+            (record.incident_fingerprint, decoded)
+        })
+        .collect()
+}
+
+/// `--with-vectors` from FalkorDB's own vector index: the file carries exactly the vectors
+/// the local index holds (read in FalkorDB's compact reply, not its six-digit text), and
+/// restored into an embedded store they are written without embedding.
+#[test]
+fn with_vectors_from_falkordb_a_restore_embeds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    drop(demo_and_postmortems(&a));
+    let (plain, local) = (dir.path().join("p.ndjson"), dir.path().join("l.ndjson"));
+    run_ok(&a, &["export", "--to", plain.to_str().unwrap()]);
+    run_ok(
+        &a,
+        &["export", "--with-vectors", "--to", local.to_str().unwrap()],
+    );
+    let url = falkordb::graph_url("transfer_vectors").to_string();
+    let g = dir.path().join("g");
+    let on_graph = |args: &[&str]| {
+        let mut all = vec!["--store", url.as_str(), "--vectors", "falkordb"];
+        all.extend_from_slice(args);
+        run_ok(&g, &all)
+    };
+    on_graph(&["restore", "--no-index", plain.to_str().unwrap()]);
+    on_graph(&["index"]);
+    let remote = dir.path().join("g.ndjson");
+    on_graph(&["export", "--with-vectors", "--to", remote.to_str().unwrap()]);
+    let from_graph = carried_vectors(&remote);
+    assert!(!from_graph.is_empty());
+    assert_eq!(
+        from_graph,
+        carried_vectors(&local),
+        "the same vectors, bit for bit"
+    );
+    let said = run_ok(
+        &dir.path().join("b"),
+        &["restore", remote.to_str().unwrap()],
+    );
+    assert!(
+        said.contains(&format!(
+            "vectors: {} carried from the file",
+            from_graph.len()
+        )),
+        "{said}"
+    );
+    assert!(said.contains("texts, 0 vectors added"), "{said}");
+}

@@ -149,6 +149,43 @@ impl FalkorVectors {
     }
 }
 
+/// A cell of a compact reply: `[type, value]`.
+fn compact_cell(cell: &redis::Value) -> Option<(i64, &redis::Value)> {
+    match cell {
+        redis::Value::Array(pair) if pair.len() == 2 => match &pair[0] {
+            redis::Value::Int(t) => Some((*t, &pair[1])),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn compact_text(value: &redis::Value) -> Option<String> {
+    match value {
+        redis::Value::BulkString(b) => String::from_utf8(b.clone()).ok(),
+        redis::Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// FalkorDB's compact type of a `vecf32`.
+const COMPACT_VECTOR_F32: i64 = 12;
+
+/// A compact `vecf32`: each number as the shortest text that reads back as its f32.
+fn compact_vector(cell: &redis::Value) -> Option<Vec<f32>> {
+    let (kind, value) = compact_cell(cell)?;
+    let redis::Value::Array(numbers) = value else {
+        return None;
+    };
+    if kind != COMPACT_VECTOR_F32 {
+        return None;
+    }
+    numbers
+        .iter()
+        .map(|n| compact_text(n)?.parse::<f64>().ok().map(|x| x as f32))
+        .collect()
+}
+
 impl VectorStore for FalkorVectors {
     fn describe(&self) -> String {
         format!(
@@ -156,6 +193,40 @@ impl VectorStore for FalkorVectors {
             self.model,
             self.store.url()
         )
+    }
+
+    fn stored_vectors(&self, fingerprints: &[&str]) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
+        let fps = Param::List(fingerprints.iter().map(|f| Param::from(*f)).collect());
+        let rows = self
+            .store
+            .query_compact(cypher::VECTORS_OF, &[("fps", fps)])?;
+        let unreadable = |what: String| IndexError::Vectors {
+            path: PathBuf::from(self.store.url().to_string()),
+            message: what,
+        };
+        let mut found = std::collections::HashMap::new();
+        for row in &rows {
+            let redis::Value::Array(cells) = row else {
+                return Err(unreadable(format!("expected a row, got {row:?}")));
+            };
+            let fingerprint = cells
+                .first()
+                .and_then(compact_cell)
+                .and_then(|(_, v)| compact_text(v))
+                .ok_or_else(|| unreadable(format!("a row without its fingerprint: {row:?}")))?;
+            let vector = cells
+                .get(1)
+                .and_then(compact_vector)
+                .filter(|v| v.len() == self.dimension)
+                .ok_or_else(|| {
+                    unreadable(format!(
+                        "episode {fingerprint:?}'s embedding is not a vector of {} f32s",
+                        self.dimension
+                    ))
+                })?;
+            found.insert(fingerprint, vector);
+        }
+        Ok(fingerprints.iter().map(|f| found.remove(*f)).collect())
     }
 
     fn count(&self) -> Result<usize, IndexError> {

@@ -63,7 +63,7 @@ pub trait VectorStore: Send + Sync {
         Err(IndexError::Vectors {
             path: self.describe().into(),
             message: "cannot read its vectors back: export --with-vectors reads the local \
-                      vector index (--vectors local)"
+                      vector index (--vectors local), Qdrant or FalkorDB's"
                 .into(),
         })
     }
@@ -217,5 +217,8 @@ impl VectorStore for QdrantVectors {
     }
     fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
         QdrantVectors::missing(self, fingerprints)
+    }
+    fn stored_vectors(&self, fingerprints: &[&str]) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
+        QdrantVectors::stored_vectors(self, fingerprints)
     }
 }

@@ -258,8 +258,19 @@ pub(super) fn fingerprint_of(payload: &HashMap<String, Value>) -> Option<&String
 
 /// The point's dense vector, as stored.
 pub(super) fn vector_of(point: &ScoredPoint) -> Option<Vec<f32>> {
+    dense(point.vectors.as_ref()?)
+}
+
+/// The dense vector of a point read back by id.
+pub(super) fn vector_of_retrieved(
+    point: &qdrant_client::qdrant::RetrievedPoint,
+) -> Option<Vec<f32>> {
+    dense(point.vectors.as_ref()?)
+}
+
+fn dense(vectors: &qdrant_client::qdrant::VectorsOutput) -> Option<Vec<f32>> {
     use qdrant_client::qdrant::vector_output::Vector;
-    match point.vectors.as_ref()?.get_vector()? {
+    match vectors.get_vector()? {
         Vector::Dense(d) => Some(d.data),
         _ => None,
     }

@@ -642,6 +642,44 @@ impl QdrantVectors {
             .collect())
     }
 
+    /// The stored vector of each fingerprint, in order (`None` for one without a point): what
+    /// `export --with-vectors` carries. Qdrant keeps cosine vectors normalised, as the
+    /// embedders give them.
+    pub fn stored_vectors(
+        &self,
+        fingerprints: &[&str],
+    ) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
+        if fingerprints.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<PointId> = fingerprints
+            .iter()
+            .map(|f| point_id(f).to_string().into())
+            .collect();
+        let found = self.run(
+            "cannot read the vectors",
+            self.client.get_points(
+                GetPointsBuilder::new(self.collection.as_str(), ids)
+                    .with_payload(PayloadIncludeSelector::new(vec![FINGERPRINT.to_string()]))
+                    .with_vectors(true),
+            ),
+        )?;
+        let mut by_fingerprint = std::collections::HashMap::new();
+        for p in &found.result {
+            let Some(fingerprint) = collection::fingerprint_of(&p.payload) else {
+                continue;
+            };
+            let vector = collection::vector_of_retrieved(p)
+                .filter(|v| v.len() == self.dimension)
+                .ok_or_else(|| self.fail(format!("point {fingerprint:?} has no vector")))?;
+            by_fingerprint.insert(fingerprint.clone(), vector);
+        }
+        Ok(fingerprints
+            .iter()
+            .map(|f| by_fingerprint.remove(*f))
+            .collect())
+    }
+
     /// Upserts the rows (waiting until they are applied, medium ordering so replicas agree),
     /// then records the watermark in the collection's metadata; each write is retried.
     pub fn append(&self, rows: &[VectorRow], watermark: u64) -> Result<(), IndexError> {

@@ -352,6 +352,11 @@ pub const VECTOR_META_CREATE: &str = "MERGE (m:StrataVectorIndex {property: 'emb
 pub const CREATE_VECTOR_INDEX: &str = "CREATE VECTOR INDEX FOR (e:MemoryEpisode) ON (e.embedding) \
      OPTIONS {dimension: $dim, similarityFunction: 'cosine', M: 32, efConstruction: 400, efRuntime: 1000}";
 
+/// Each episode's stored vector, for `export --with-vectors` (read in the compact reply
+/// form: the verbose one prints a vector's numbers to six digits).
+pub const VECTORS_OF: &str = "UNWIND $fps AS fp MATCH (e:MemoryEpisode {incident_fingerprint: fp}) \
+     WHERE e.embedding IS NOT NULL RETURN e.incident_fingerprint, e.embedding";
+
 pub const VECTOR_COUNT: &str =
     "MATCH (e:MemoryEpisode) WHERE e.embedding IS NOT NULL RETURN count(e)";
 

@@ -354,6 +354,34 @@ impl FalkorStore {
         self.rows(template, reply)
     }
 
+    /// Runs a read query for the reply's compact form (every value with its type), for the
+    /// values the verbose form prints lossily: a vector's numbers. Returns the rows.
+    pub(crate) fn query_compact(
+        &self,
+        template: &'static str,
+        params: &[(&'static str, Param)],
+    ) -> Result<Vec<redis::Value>, StoreError> {
+        if !self.schema_ready.load(Ordering::Acquire) {
+            self.ensure_schema()?;
+        }
+        let mut cmd = redis::cmd("GRAPH.RO_QUERY");
+        cmd.arg(&self.url.graph)
+            .arg(params::with_params(template, params))
+            .arg("--compact")
+            .arg("TIMEOUT")
+            .arg(SERVER_TIMEOUT_MS);
+        match self.send(cmd)? {
+            redis::Value::Array(parts) if parts.len() >= 3 => match parts.into_iter().nth(1) {
+                Some(redis::Value::Array(rows)) => Ok(rows),
+                other => Err(rows::malformed(format!("expected rows, got {other:?}"))),
+            },
+            redis::Value::Array(_) => Ok(Vec::new()),
+            other => Err(rows::malformed(format!(
+                "expected a result set, got {other:?}"
+            ))),
+        }
+    }
+
     fn rows(&self, template: &'static str, reply: redis::Value) -> Result<Rows, StoreError> {
         Rows::from_reply(reply).map_err(|e| match e {
             StoreError::Malformed { message, .. } => StoreError::Malformed {
