@@ -1170,14 +1170,7 @@ fn with_vectors_a_restore_embeds_nothing_and_recalls_the_same() {
     run_ok(&a, &["export", "--with-vectors", "--to", path]);
     let bytes = std::fs::read(&file).unwrap();
     let lines = lines_of(&bytes);
-    let header: serde_json::Value = serde_json::from_slice(
-        &lines[0][..lines[0].len() - 28]
-            .iter()
-            .chain(b"}")
-            .copied()
-            .collect::<Vec<u8>>(),
-    )
-    .unwrap();
+    let header = header_of(&lines);
     assert_eq!(header["vectors"]["model"], "hash-v1", "{header}");
     assert_eq!(header["vectors"]["encoding"], "f32le-base64");
     let vectors = lines_of_kind(&lines, "vector");
@@ -1401,17 +1394,26 @@ fn with_vectors_from_qdrant_a_restore_embeds_nothing() {
     assert!(said.contains("texts, 0 vectors added"), "{said}");
 }
 
-/// The dimension the header of an export's lines names for its vectors.
-fn record_dimension(lines: &[Vec<u8>]) -> usize {
-    let header: serde_json::Value = serde_json::from_slice(
-        &lines[0][..lines[0].len() - 28]
+/// The header of an export's lines, as JSON (without its chain).
+fn header_of(lines: &[Vec<u8>]) -> serde_json::Value {
+    content_of(&lines[0])
+}
+
+/// A line's record, as JSON (without its chain).
+fn content_of(line: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(
+        &line[..line.len() - 28]
             .iter()
             .chain(b"}")
             .copied()
             .collect::<Vec<u8>>(),
     )
-    .unwrap();
-    header["vectors"]["dimension"].as_u64().unwrap() as usize
+    .unwrap()
+}
+
+/// The dimension the header of an export's lines names for its vectors.
+fn record_dimension(lines: &[Vec<u8>]) -> usize {
+    header_of(lines)["vectors"]["dimension"].as_u64().unwrap() as usize
 }
 
 /// The vectors an export carries, by fingerprint, in file order.
@@ -1421,15 +1423,7 @@ fn carried_vectors(file: &Path) -> Vec<(String, Vec<f32>)> {
     lines_of_kind(&lines, "vector")
         .into_iter()
         .map(|i| {
-            let l = &lines[i];
-            let v: serde_json::Value = serde_json::from_slice(
-                &l[..l.len() - 28]
-                    .iter()
-                    .chain(b"}")
-                    .copied()
-                    .collect::<Vec<u8>>(),
-            )
-            .unwrap();
+            let v = content_of(&lines[i]);
             let record = strata::transfer::format::VectorRecord {
                 incident_fingerprint: v["incident_fingerprint"].as_str().unwrap().into(),
                 vector: v["vector"].as_str().unwrap().into(),

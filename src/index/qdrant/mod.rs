@@ -615,6 +615,24 @@ impl QdrantVectors {
 
     /// Which of `fingerprints` have no point yet.
     pub fn missing(&self, fingerprints: &[&str]) -> Result<Vec<String>, IndexError> {
+        let found = self.points(fingerprints, false)?;
+        let stored: std::collections::HashSet<&String> = found
+            .iter()
+            .filter_map(|p| collection::fingerprint_of(&p.payload))
+            .collect();
+        Ok(fingerprints
+            .iter()
+            .filter(|f| !stored.contains(&f.to_string()))
+            .map(|f| f.to_string())
+            .collect())
+    }
+
+    /// The points of these fingerprints that exist, with their fingerprint (and vector).
+    fn points(
+        &self,
+        fingerprints: &[&str],
+        with_vectors: bool,
+    ) -> Result<Vec<qdrant_client::qdrant::RetrievedPoint>, IndexError> {
         if fingerprints.is_empty() {
             return Ok(Vec::new());
         }
@@ -627,19 +645,10 @@ impl QdrantVectors {
             self.client.get_points(
                 GetPointsBuilder::new(self.collection.as_str(), ids)
                     .with_payload(PayloadIncludeSelector::new(vec![FINGERPRINT.to_string()]))
-                    .with_vectors(false),
+                    .with_vectors(with_vectors),
             ),
         )?;
-        let stored: std::collections::HashSet<&String> = found
-            .result
-            .iter()
-            .filter_map(|p| collection::fingerprint_of(&p.payload))
-            .collect();
-        Ok(fingerprints
-            .iter()
-            .filter(|f| !stored.contains(&f.to_string()))
-            .map(|f| f.to_string())
-            .collect())
+        Ok(found.result)
     }
 
     /// The stored vector of each fingerprint, in order (`None` for one without a point): what
@@ -649,23 +658,9 @@ impl QdrantVectors {
         &self,
         fingerprints: &[&str],
     ) -> Result<Vec<Option<Vec<f32>>>, IndexError> {
-        if fingerprints.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids: Vec<PointId> = fingerprints
-            .iter()
-            .map(|f| point_id(f).to_string().into())
-            .collect();
-        let found = self.run(
-            "cannot read the vectors",
-            self.client.get_points(
-                GetPointsBuilder::new(self.collection.as_str(), ids)
-                    .with_payload(PayloadIncludeSelector::new(vec![FINGERPRINT.to_string()]))
-                    .with_vectors(true),
-            ),
-        )?;
+        let found = self.points(fingerprints, true)?;
         let mut by_fingerprint = std::collections::HashMap::new();
-        for p in &found.result {
+        for p in &found {
             let Some(fingerprint) = collection::fingerprint_of(&p.payload) else {
                 continue;
             };

@@ -80,6 +80,46 @@ fn get<T>(
     table.get(txn, key)?.map(|v| decode(key, v)).transpose()
 }
 
+/// What a page of the ingest log (after `after`, at most `limit` rows) reads: each row's
+/// episode as `read` gives it from the fingerprint, the rows that cannot be read with why,
+/// and the last sequence covered.
+type Walked<T> = (Vec<(u64, T)>, Vec<(u64, StoreError)>, u64);
+
+fn walk_log<T>(
+    t: &Tables,
+    txn: &RoTxn,
+    after: u64,
+    limit: usize,
+    read: impl Fn(&str) -> Result<Option<T>, StoreError>,
+) -> Result<Walked<T>, StoreError> {
+    let from = keys::sequence(after.saturating_add(1));
+    let range = (
+        std::ops::Bound::Included(from.as_slice()),
+        std::ops::Bound::Unbounded,
+    );
+    let (mut found, mut unreadable, mut last) = (Vec::new(), Vec::new(), 0);
+    // The log is dense (1, 2, 3…): a row that cannot be read is the one after the last.
+    let mut expected = after.saturating_add(1);
+    for row in t.ingest_log.range(txn, &range)?.take(limit) {
+        let seq = match &row {
+            Ok((key, _)) => keys::sequence_of(key).unwrap_or(expected),
+            Err(_) => expected,
+        };
+        expected = seq.saturating_add(1);
+        last = seq;
+        let value = row.and_then(|(key, fp)| {
+            let fp = std::str::from_utf8(fp)
+                .map_err(|_| t.ingest_log.corrupt(key, "fingerprint not UTF-8"))?;
+            read(fp)?.ok_or_else(|| t.ingest_log.corrupt(key, "log row without an episode"))
+        });
+        match value {
+            Ok(v) => found.push((seq, v)),
+            Err(e) => unreadable.push((seq, e)),
+        }
+    }
+    Ok((found, unreadable, last))
+}
+
 fn episode_in(
     t: &Tables,
     txn: &RoTxn,
@@ -363,66 +403,27 @@ impl MemoryStore for EmbeddedStore {
     fn episodes_since(&self, after: u64, limit: usize) -> Result<LogPage, StoreError> {
         let txn = self.read()?;
         let t = &self.tables;
-        let from = keys::sequence(after.saturating_add(1));
-        let range = (
-            std::ops::Bound::Included(from.as_slice()),
-            std::ops::Bound::Unbounded,
-        );
-        let mut page = LogPage::default();
-        // The log is dense (1, 2, 3…): a row that cannot be read is the one after the last.
-        let mut expected = after.saturating_add(1);
-        for row in t.ingest_log.range(&txn, &range)?.take(limit) {
-            let seq = match &row {
-                Ok((key, _)) => keys::sequence_of(key).unwrap_or(expected),
-                Err(_) => expected,
-            };
-            expected = seq.saturating_add(1);
-            page.last = seq;
-            let episode = row.and_then(|(key, fp)| {
-                let fp = std::str::from_utf8(fp)
-                    .map_err(|_| t.ingest_log.corrupt(key, "fingerprint not UTF-8"))?;
-                episode_in(t, &txn, fp)?
-                    .ok_or_else(|| t.ingest_log.corrupt(key, "log row without an episode"))
-            });
-            match episode {
-                Ok(e) => page.episodes.push((seq, e)),
-                Err(e) => page.unreadable.push((seq, e)),
-            }
-        }
-        Ok(page)
+        let (episodes, unreadable, last) =
+            walk_log(t, &txn, after, limit, |fp| episode_in(t, &txn, fp))?;
+        Ok(LogPage {
+            episodes,
+            unreadable,
+            last,
+        })
     }
 
     fn episode_keys_since(&self, after: u64, limit: usize) -> Result<KeyPage, StoreError> {
         let txn = self.read()?;
         let t = &self.tables;
-        let from = keys::sequence(after.saturating_add(1));
-        let range = (
-            std::ops::Bound::Included(from.as_slice()),
-            std::ops::Bound::Unbounded,
-        );
-        let mut page = KeyPage::default();
-        let mut expected = after.saturating_add(1);
-        for row in t.ingest_log.range(&txn, &range)?.take(limit) {
-            let seq = match &row {
-                Ok((key, _)) => keys::sequence_of(key).unwrap_or(expected),
-                Err(_) => expected,
-            };
-            expected = seq.saturating_add(1);
-            page.last = seq;
-            let key = row.and_then(|(key, fp)| {
-                let fp = std::str::from_utf8(fp)
-                    .map_err(|_| t.ingest_log.corrupt(key, "fingerprint not UTF-8"))?;
-                let [_, ingested_at, _] = t
-                    .times_of_episode(&txn, fp.as_bytes())?
-                    .ok_or_else(|| t.ingest_log.corrupt(key, "log row without an episode"))?;
-                Ok((ingested_at, fp.to_string()))
-            });
-            match key {
-                Ok(k) => page.keys.push(k),
-                Err(e) => page.unreadable.push((seq, e)),
-            }
-        }
-        Ok(page)
+        let (keys, unreadable, last) = walk_log(t, &txn, after, limit, |fp| {
+            Ok(t.times_of_episode(&txn, fp.as_bytes())?
+                .map(|[_, ingested_at, _]| (ingested_at, fp.to_string())))
+        })?;
+        Ok(KeyPage {
+            keys: keys.into_iter().map(|(_, k)| k).collect(),
+            unreadable,
+            last,
+        })
     }
 
     fn entity_links(&self, entity: &EntityKey) -> Result<Vec<EntityLink>, StoreError> {
