@@ -337,42 +337,12 @@ impl GraphLeg {
             .into_iter()
             .collect();
         if !closed.is_empty() {
-            let priors: Vec<String> = closed
-                .iter()
-                .map(|(_, p)| p.clone())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
-            let episodes: HashMap<String, MemoryEpisode> = self
-                .store
-                .episodes(&priors)
-                .map_err(store)?
-                .into_iter()
-                .map(|e| (e.incident_fingerprint.clone(), e))
-                .collect();
-            let mut facts: HashMap<(&str, &EntityKey), Vec<FactEdge>> = HashMap::new();
-            let read = self.store.facts_of_episodes(&priors).map_err(store)?;
-            for fact in &read {
-                facts
-                    .entry((fact.episode.as_str(), &fact.entity))
-                    .or_default()
-                    .push(fact.clone());
-            }
-            for (entity, prior) in &closed {
-                let Some(episode) = episodes.get(prior) else {
-                    continue;
-                };
-                let links = facts
-                    .get(&(prior.as_str(), entity))
-                    .into_iter()
-                    .flatten()
-                    .map(|f| link_of(episode, f))
-                    .collect();
+            for (entity, patch) in self.relinked(&closed).map_err(store)? {
                 patches
-                    .entry(entity.clone())
+                    .entry(entity)
                     .or_default()
                     .replaced
-                    .insert(prior.clone(), links);
+                    .extend(patch.replaced);
             }
         }
         if let Ok(mut c) = self.links.write() {
